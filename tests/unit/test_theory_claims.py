@@ -1,0 +1,23 @@
+"""The theory claims rows (paper1.md §3–§4, §9): what they measure and how they judge."""
+
+import pytest
+
+from aimrepro import theory_claims
+
+
+def test_measured_threshold_is_the_solvers_transition():
+    assert theory_claims.measured_softmax_threshold(0.5, 2) == pytest.approx(0.1875, rel=1e-8)
+    assert theory_claims.measured_softmax_threshold(0.2, 3) == pytest.approx(0.36 / 10, rel=1e-8)
+
+
+def test_rows_report_the_erratum_as_not_reproduced():
+    rows = {r.id: r for r in theory_claims.paper1_theory_claims(softmax_rhos=[0.5], collapse_T_values=[3])}
+    assert rows["p1-alpha-pr-T2-rho0.5"].passed
+    assert rows["p1-softmax-collapse"].passed
+    assert rows["p1-alphabar-c-hardmax_paper"].passed
+    corrected = rows["p1-alphabar-c-hardmax"]
+    assert not corrected.passed and corrected.measured == pytest.approx(0.40341, abs=1e-5)
+    assert "B1" in corrected.note
+    assert rows["p1-hardmax-mmse-hardmax_paper"].passed
+    assert not rows["p1-hardmax-mmse-hardmax"].passed
+    assert rows["p1-hardmax-mmse-hardmax"].measured == pytest.approx(0.374, abs=2e-3)

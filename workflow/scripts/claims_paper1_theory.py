@@ -1,0 +1,24 @@
+"""Rule claims_paper1_theory: paper 1's theory claims as measured numbers -> TSV fragment + sidecar.
+
+The measurements are ``aimrepro.theory_claims.paper1_theory_claims``.
+"""
+
+from _job import run_job
+
+from aimrepro.claims import write_claims
+from aimrepro.theory_claims import paper1_theory_claims
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        rows = paper1_theory_claims(softmax_rhos=list(smk.params.softmax_rhos),
+                                    collapse_T_values=list(smk.params.collapse_T_values),
+                                    rho_collapse=smk.params.rho_collapse)
+        write_claims(smk.output.table, rows)
+        n_failed = sum(not row.passed for row in rows)
+        job.log.info("%d theory claims, %d not reproduced", len(rows), n_failed)
+        job.write_sidecar(smk.output.table, diagnostics={"n_claims": len(rows), "n_failed": n_failed})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive
