@@ -20,6 +20,7 @@ from scipy import special
 
 __all__ = [
     "log_phi",
+    "ndtr2",
     "log_ndtr2",
     "log_dndtr2",
     "dlog_ndtr2",
@@ -177,6 +178,25 @@ def _ndtr2_bulk(h: np.ndarray, k: np.ndarray, corr: np.ndarray) -> np.ndarray:
     p = (0.5 * special.ndtr(h) + 0.5 * special.ndtr(k)
          - special.owens_t(h, a_h) - special.owens_t(k, a_k) - beta)
     return np.minimum(p, 1.0)
+
+
+def ndtr2(h, k, corr):
+    """Φ2(h, k; corr) itself, by Owen's T formula, for finite h, k and |corr| < 1.
+
+    Notes
+    -----
+    Accurate in *absolute* terms (a few 1e-17: the cancelling terms are at
+    most 1), not in relative terms: where Φ2 is small use :func:`log_ndtr2`.
+    Meant for expectations in which Φ2 multiplies a bounded quantity, where
+    absolute accuracy is what counts; about 30 times cheaper than the tail
+    integral of :func:`log_ndtr2`.
+    """
+    h, k, corr = _prepare(h, k, corr)
+    if not (np.all(np.isfinite(h)) and np.all(np.isfinite(k))):
+        raise ValueError("ndtr2 needs finite h and k; use log_ndtr2 for infinite limits")
+    shape = h.shape
+    h, k, corr = (np.atleast_1d(a) for a in (h, k, corr))  # _ndtr2_bulk writes through masks
+    return _scalarize(np.maximum(_ndtr2_bulk(h, k, corr), 0.0).reshape(shape))
 
 
 def _log_ndtr2_tail(lo: np.ndarray, hi: np.ndarray, corr: np.ndarray) -> np.ndarray:

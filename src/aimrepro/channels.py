@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
+from scipy.special import ndtr
 
 from . import _gauss
 from .model import apply_link
@@ -213,13 +214,16 @@ class Softmax(OutputChannel):
 # hardmax, T = 2
 
 #: Inner nodes per axis of the 2-D rule behind :meth:`Hardmax2.information`.
-HARDMAX_NODES = 48
+HARDMAX_NODES = 64
 
 #: Half-width of the inner region of each κ axis, where the integrand has its O(1) structure.
 HARDMAX_INNER = 9.0
 
 #: The 2-D rule covers the Gaussian weight out to this many standard deviations.
 HARDMAX_SIGMAS = 11.0
+
+#: Terms of the SE expectation with Φ2 below this are dropped (see _information_integrand).
+INFO_MASK = 1e-15
 
 
 @dataclass(frozen=True)
@@ -323,9 +327,25 @@ class Hardmax2(OutputChannel):
         return 8.0 * total / r2
 
     def _information_integrand(self, k1, k2, corr):
-        log_phi2 = _gauss.log_ndtr2(k1, k2, corr)
-        l1, l2 = self._slopes(k1, k2, corr, log_phi2)
-        return np.exp(log_phi2) * (l1 * l1 + l2 * l2 + 0.5 * (l1 + math.copysign(1.0, corr) * l2) ** 2)
+        """Φ2 (L1² + L2² + (L1 + sgn ϱ L2)²/2) = (D1² + D2² + (D1 + sgn ϱ D2)²/2)/Φ2, D_i = ∂_{κ_i}Φ2.
+
+        Only the *absolute* error matters in this expectation, so Φ2 comes from
+        Owen's formula (``_gauss.ndtr2``, absolute error ~1e-17) rather than the
+        tail-accurate log; where Φ2 < INFO_MASK the term is dropped: it is at most
+        Φ2 (|κ| + 2)² ≲ 1e-13 there, and 0/0 would follow.  (This mask lives in
+        the SE sum only; ``g_out``, which AMP calls, never masks.)
+        """
+        phi2 = _gauss.ndtr2(k1, k2, corr)
+        d1, d2 = self._derivatives(k1, k2, corr)
+        keep = phi2 > INFO_MASK
+        numerator = d1 * d1 + d2 * d2 + 0.5 * (d1 + math.copysign(1.0, corr) * d2) ** 2
+        return np.divide(numerator, phi2, out=np.zeros_like(phi2), where=keep)
+
+    def _derivatives(self, k1, k2, corr):
+        """∂_{κ1}Φ2, ∂_{κ2}Φ2 = φ(κ_i) Φ((κ_j − ϱ κ_i)/√(1 − ϱ²)) (Hardmax2Paper replaces both by φ2)."""
+        s = math.sqrt(1.0 - corr * corr)
+        return (np.exp(_gauss.log_phi(k1)) * ndtr((k2 - corr * k1) / s),
+                np.exp(_gauss.log_phi(k2)) * ndtr((k1 - corr * k2) / s))
 
 
 @dataclass(frozen=True)
@@ -345,13 +365,21 @@ class Hardmax2Paper(Hardmax2):
 
     name: ClassVar[str] = "hardmax_paper"
 
-    def _slopes(self, k1, k2, corr, log_phi2):
+    @staticmethod
+    def _log_density(k1, k2, corr):
+        """log φ2(κ1, κ2; ϱ), the bivariate normal density."""
         corr = np.asarray(corr, dtype=float)
         one_minus = 1.0 - corr * corr
-        log_density = (-(k1 * k1 - 2.0 * corr * k1 * k2 + k2 * k2) / (2.0 * one_minus)
-                       - np.log(2.0 * np.pi * np.sqrt(one_minus)))
-        ratio = np.exp(log_density - log_phi2)
+        return (-(k1 * k1 - 2.0 * corr * k1 * k2 + k2 * k2) / (2.0 * one_minus)
+                - np.log(2.0 * np.pi * np.sqrt(one_minus)))
+
+    def _slopes(self, k1, k2, corr, log_phi2):
+        ratio = np.exp(self._log_density(k1, k2, corr) - log_phi2)
         return ratio, ratio
+
+    def _derivatives(self, k1, k2, corr):
+        density = np.exp(self._log_density(k1, k2, corr))
+        return density, density
 
 
 def _axis_rule(half_width: float, n_inner: int, n_outer: int):
