@@ -296,7 +296,7 @@ def small_width_curve(channel: OutputChannel, alpha_bars, *, tol: float = 1e-10)
 
 def weak_recovery_threshold(channel: OutputChannel) -> float:
     """ᾱ_c = 1/information(q = 0, Q0 = 1): below it the ρ → 0 MMSE is exactly 1 (§3.5)."""
-    return 1.0 / channel.information(0.0, 1.0)
+    return float(1.0 / channel.information(0.0, 1.0))
 
 
 def softmax_mmse_rho_infinity(alpha, T: int) -> np.ndarray:

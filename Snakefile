@@ -1,0 +1,53 @@
+# aimrepro: one config.yaml -> a DAG of cached, file-based steps -> every
+# figure of the two AIM papers, each number traceable to its inputs.
+# Architecture and conventions: DESIGN.md.  Run from the repository root:
+#     snakemake                          # quick scale, all cores (profiles/default)
+#     snakemake --config scale=paper     # the papers' resolution
+
+import sys
+from pathlib import Path
+
+import yaml
+from snakemake.utils import min_version
+
+from aimrepro.configcheck import ConfigError, validate_config
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+# Validate (and fill defaults) before anything is planned, so that a bad value
+# stops the run with one line naming the key, before any job starts.
+with open(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml") as handle:
+    CONFIG_SCHEMA = yaml.safe_load(handle)
+try:
+    validate_config(config, CONFIG_SCHEMA)
+except ConfigError as err:
+    # sys.exit prints only the message: Snakemake would add a traceback.
+    sys.exit(f"aimrepro: {err}")
+
+
+report: "workflow/report/workflow.rst"
+
+
+wildcard_constraints:
+    scale="quick|paper",
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/theory.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"
+
+
+localrules:
+    all,
+
+
+rule all:
+    """Every figure of the configured scale, and the claims table."""
+    default_target: True
+    input:
+        all_targets(SCALE),

@@ -1,0 +1,247 @@
+"""Layout of the two figures of paper 1 (``paper1.md`` §7).
+
+The functions here only draw: they receive curves already computed (SE
+tables read from the results) and return a :class:`~matplotlib.figure.Figure`
+in the shared style of :mod:`aimrepro.plotting`.  The workflow scripts read
+the tables, call these functions and save the figure with its provenance.
+
+Simulation markers (AMP, GD) are optional :class:`MarkerSeries` arguments,
+so later results can be overlaid without changing the theory part.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from aimrepro.plotting import (
+    ERRORBAR_WIDTH,
+    LIMIT_COLOUR,
+    LINE_WIDTH,
+    MARKER_SIZE,
+    annotate_unconverged,
+    figure_style,
+    new_figure,
+    plot_theory,
+    rho_colours,
+)
+
+__all__ = [
+    "CHANNEL_LABELS",
+    "CHANNEL_LINESTYLES",
+    "MarkerSeries",
+    "SECurve",
+    "draw_figure1",
+    "draw_figure2",
+    "se_curve_from_table",
+]
+
+#: Line style per output channel.  In Figure 1 both hardmax channels share a
+#: colour per rho; the corrected channel is dashed.
+CHANNEL_LINESTYLES = {"hardmax_paper": "-", "hardmax": "--", "softmax": "-"}
+CHANNEL_LABELS = {
+    "hardmax_paper": "published formula (B1)",
+    "hardmax": "corrected derivative",
+    "softmax": "softmax",
+}
+_THRESHOLD_COLOUR = "0.55"
+_ERROR_LABEL = "Estimation error"
+
+
+@dataclass(frozen=True)
+class SECurve:
+    """One state-evolution curve as drawn.
+
+    Attributes
+    ----------
+    channel : str
+        Output channel name (``softmax``, ``hardmax``, ``hardmax_paper``).
+    rho : float
+        Width ratio; ``0.0`` is the ρ → 0 limit, ``inf`` the ρ → ∞ limit.
+    x : (n,) ndarray
+        Abscissa in the panel's variable.
+    mmse : (n,) ndarray
+        Estimation error.
+    converged : (n,) bool ndarray
+        Per-point convergence of the solver.
+    """
+
+    channel: str
+    rho: float
+    x: np.ndarray
+    mmse: np.ndarray
+    converged: np.ndarray
+
+    @property
+    def is_limit(self) -> bool:
+        """ρ → 0 or ρ → ∞: drawn in black."""
+        return self.rho == 0 or math.isinf(self.rho)
+
+
+@dataclass(frozen=True)
+class MarkerSeries:
+    """Simulation points with error bars (e.g. AMP or GD over seeds)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    yerr: np.ndarray | None
+    label: str | None
+    colour: str
+    marker: str = "o"
+
+
+def se_curve_from_table(columns: Mapping[str, np.ndarray], *, channel: str, rho: float,
+                        x_column: str) -> SECurve:
+    """Build an :class:`SECurve` from the columns of an SE result table.
+
+    Parameters
+    ----------
+    columns : mapping
+        As returned by :func:`aimrepro.provenance.read_table` for a table of
+        rule ``se_curve``: the axis column, ``alpha``, ``mmse``, ``converged``...
+    channel, rho
+        What the table is (from the figure's plan).
+    x_column : str
+        Which column is the panel's abscissa (``alpha``, ``alphabar``, ``alphaT``).
+    """
+    missing = {x_column, "mmse", "converged"} - set(columns)
+    if missing:
+        raise ValueError(f"SE table lacks columns {sorted(missing)}; has {list(columns)}")
+    return SECurve(channel=channel, rho=float(rho), x=np.asarray(columns[x_column], float),
+                   mmse=np.asarray(columns["mmse"], float),
+                   converged=np.asarray(columns["converged"], bool))
+
+
+def _rho_label(rho: float) -> str:
+    if rho == 0:
+        return r"$\rho \to 0$"
+    if math.isinf(rho):
+        return r"$\rho = \infty$"
+    return rf"$\rho = {rho:g}$"
+
+
+def _draw_curves(ax: Axes, curves: Sequence[SECurve], colours: Mapping[float, str]) -> int:
+    n_unconverged = 0
+    for curve in curves:
+        colour = LIMIT_COLOUR if curve.is_limit else colours[curve.rho]
+        corrected = curve.channel == "hardmax"
+        n_unconverged += plot_theory(
+            ax, curve.x, curve.mmse, curve.converged, colour=colour,
+            linestyle=CHANNEL_LINESTYLES.get(curve.channel, "-"),
+            # The dashed corrected curves are drawn a bit thinner so that the
+            # solid published ones stay visible where both coincide.
+            linewidth=0.9 * LINE_WIDTH if corrected else LINE_WIDTH,
+        )
+    return n_unconverged
+
+
+def _draw_markers(ax: Axes, series: Sequence[MarkerSeries]) -> None:
+    for points in series:
+        ax.errorbar(points.x, points.y, yerr=points.yerr, color=points.colour,
+                    marker=points.marker, markersize=MARKER_SIZE, linestyle="none",
+                    elinewidth=ERRORBAR_WIDTH, label=points.label)
+
+
+def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
+                 thresholds: Mapping[str, float] | None = None,
+                 *, left_markers: Sequence[MarkerSeries] = ()) -> tuple[Figure, int]:
+    """Paper 1, Figure 1: hardmax T = 2.
+
+    Parameters
+    ----------
+    left : sequence of SECurve
+        Error vs α = n/d² (log-log, α ∈ [0.03, 10], error ∈ [0.03, 1.1]).
+    right : sequence of SECurve
+        Error vs ᾱ = α/ρ (log x ∈ [0.1, 20]), including ρ → 0 curves (black).
+    thresholds : mapping of channel name to float, optional
+        Weak-recovery thresholds ᾱ_c of the ρ → 0 limit, drawn as thin grey
+        vertical lines in the channel's line style.
+    left_markers : sequence of MarkerSeries
+        Simulation points for the left panel (AMP, later).
+
+    Returns
+    -------
+    (Figure, int)
+        The figure and its number of unconverged SE points (already
+        annotated on the figure).
+    """
+    thresholds = dict(thresholds or {})
+    with figure_style():
+        fig, (ax_left, ax_right) = new_figure()
+        colours = rho_colours(c.rho for c in (*left, *right) if not c.is_limit)
+        n_unconverged = _draw_curves(ax_left, left, colours)
+        n_unconverged += _draw_curves(ax_right, right, colours)
+        _draw_markers(ax_left, left_markers)
+        for channel, value in thresholds.items():
+            ax_right.axvline(value, color=_THRESHOLD_COLOUR, linewidth=0.6,
+                             linestyle=CHANNEL_LINESTYLES.get(channel, "-"), zorder=0)
+
+        ax_left.set(xscale="log", yscale="log", xlim=(0.03, 10), ylim=(0.03, 1.1),
+                    xlabel=r"$\alpha = n/d^2$", ylabel=_ERROR_LABEL)
+        ax_right.set(xscale="log", xlim=(0.1, 20), ylim=(0, 1.05),
+                     xlabel=r"$\bar\alpha = \alpha/\rho = n/(dr)$", ylabel=_ERROR_LABEL)
+
+        handles = [Line2D([], [], color=colour, label=_rho_label(rho))
+                   for rho, colour in colours.items()]
+        if any(c.rho == 0 for c in right):
+            handles.append(Line2D([], [], color=LIMIT_COLOUR, label=_rho_label(0.0)))
+        for channel in dict.fromkeys(c.channel for c in (*left, *right)):
+            handles.append(Line2D([], [], color="0.3", label=CHANNEL_LABELS.get(channel, channel),
+                                  linestyle=CHANNEL_LINESTYLES.get(channel, "-")))
+        if thresholds:
+            handles.append(Line2D([], [], color=_THRESHOLD_COLOUR, linewidth=0.6,
+                                  label=r"$\bar\alpha_c$ ($\rho \to 0$)"))
+        ax_right.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5),
+                        frameon=False, fontsize=6.5, handlelength=2.2)
+        annotate_unconverged(fig, n_unconverged)
+    return fig, n_unconverged
+
+
+def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
+                 left_markers: Sequence[MarkerSeries] = (),
+                 right_markers: Sequence[MarkerSeries] = ()) -> tuple[Figure, int]:
+    """Paper 1, Figure 2: softmax, β = 1.
+
+    Parameters
+    ----------
+    left : sequence of SECurve
+        Error vs α (linear, α ∈ [0, 0.28], error ∈ [0, 1.1]); one curve per ρ
+        ending at α_PR(ρ, T), and the ρ = ∞ line (dashed black).
+    right : sequence of SECurve
+        Error vs ᾱ_T = α (T² + T − 2) (linear, [0.01, 1] × [0, 2.1]), black.
+    left_markers, right_markers : sequence of MarkerSeries
+        Simulation points (AMP, GD; later issues).
+
+    Returns
+    -------
+    (Figure, int)
+        The figure and its number of unconverged SE points.
+    """
+    with figure_style():
+        fig, (ax_left, ax_right) = new_figure()
+        colours = rho_colours(c.rho for c in left if not c.is_limit)
+        n_unconverged = 0
+        for curve in left:
+            colour = LIMIT_COLOUR if curve.is_limit else colours[curve.rho]
+            n_unconverged += plot_theory(
+                ax_left, curve.x, curve.mmse, curve.converged, colour=colour,
+                linestyle="--" if math.isinf(curve.rho) else "-", label=_rho_label(curve.rho))
+        for curve in right:
+            n_unconverged += plot_theory(ax_right, curve.x, curve.mmse, curve.converged,
+                                         colour=LIMIT_COLOUR)
+        _draw_markers(ax_left, left_markers)
+        _draw_markers(ax_right, right_markers)
+
+        ax_left.set(xlim=(0, 0.28), ylim=(0, 1.1), xlabel=r"$\alpha = n/d^2$",
+                    ylabel=_ERROR_LABEL)
+        ax_left.legend(loc="upper right", frameon=False, fontsize=8)
+        ax_right.set(xlim=(0.01, 1), ylim=(0, 2.1),
+                     xlabel=r"$\bar\alpha_T = \alpha\,(T^2+T-2)$", ylabel=_ERROR_LABEL)
+        annotate_unconverged(fig, n_unconverged)
+    return fig, n_unconverged

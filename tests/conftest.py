@@ -1,0 +1,91 @@
+"""Shared fixtures: the repository root, the venv's executables, repository copies.
+
+Workflow tests drive the Snakemake command line in a subprocess (its Python
+API ignores profiles) inside a temporary copy of the repository, so that
+they never touch the developer's results/ or .snakemake/.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+#: What a workflow run needs from the repository: the rules list
+#: src/aimrepro/*.py as inputs, so src/ is copied too (the package itself is
+#: imported from the editable install).
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore")
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".snakemake")
+
+
+def science_api_missing() -> str | None:
+    """Why the science API the pipeline calls is unavailable, or None if it is there."""
+    needed = {
+        "aimrepro.state_evolution": ("se_table", "solve_se", "weak_recovery_threshold"),
+        "aimrepro.channels": ("make_channel", "CHANNELS"),
+    }
+    for module_name, names in needed.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as err:
+            return f"waiting for {module_name} ({err})"
+        missing = [name for name in names if not hasattr(module, name)]
+        if missing:
+            return f"waiting for {module_name}.{', '.join(missing)}"
+    return None
+
+
+def executable(name: str) -> str:
+    """An executable of the venv running the tests (snakemake, aimrepro)."""
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"{name} is not installed next to {sys.executable}")
+    return str(path)
+
+
+def copy_repository(destination: Path) -> Path:
+    """Copy the workflow files into ``destination`` and commit them in a fresh git repo.
+
+    The commit makes the recorded provenance (commit, dirty flag) testable.
+    """
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, destination / name, ignore=_IGNORED)
+        elif source.exists():
+            shutil.copy2(source, destination / name)
+    if shutil.which("git"):
+        git = ["git", "-c", "user.name=aimrepro-tests", "-c", "user.email=tests@invalid",
+               "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
+        subprocess.run([*git, "init", "-q"], cwd=destination, check=True)
+        subprocess.run([*git, "add", "-A"], cwd=destination, check=True)
+        subprocess.run([*git, "commit", "-q", "-m", "test copy"], cwd=destination, check=True)
+    return destination
+
+
+def run_snakemake(workdir: Path, *args: str, check: bool = True,
+                  timeout: float = 1200) -> subprocess.CompletedProcess:
+    """Run the venv's ``snakemake`` in ``workdir``; on failure with check, show its output."""
+    completed = subprocess.run(
+        [executable("snakemake"), *args], cwd=workdir, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )
+    if check and completed.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(args)} exited {completed.returncode}\n"
+                    f"--- stdout ---\n{completed.stdout[-5000:]}\n"
+                    f"--- stderr ---\n{completed.stderr[-5000:]}")
+    return completed
+
+
+@pytest.fixture(scope="session")
+def repo_copy(tmp_path_factory) -> Path:
+    """A pristine copy of the repository, shared by the tests that do not run jobs."""
+    return copy_repository(tmp_path_factory.mktemp("repo") / "aimrepro")

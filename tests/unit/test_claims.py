@@ -1,0 +1,73 @@
+"""aimrepro.claims: claim fragments (TSV) and the merged claims.md."""
+
+from __future__ import annotations
+
+import pytest
+
+from aimrepro.claims import ClaimRow, merge_claims, read_claims, render_claims_markdown, write_claims
+
+ROW = ClaimRow(id="p1-alpha-c", paper="paper1", section="§3.5",
+               claim="weak recovery at alphabar_c (rho -> 0)", expected=0.40341,
+               measured=0.403412, tolerance=1e-4, passed=True, note="corrected g_out")
+FAILING = ClaimRow(id="p1-collapse", paper="paper1", section="§4", claim="a | b collapse",
+                   expected="continuous", measured="jump", tolerance="-", passed=False)
+
+
+def test_fragment_round_trip(tmp_path):
+    path = tmp_path / "claims" / "paper1_theory.tsv"
+    write_claims(path, [ROW, FAILING])
+    header = path.read_text().splitlines()[0].split("\t")
+    assert header == ["id", "paper", "section", "claim", "expected", "measured", "tolerance",
+                      "passed", "note"]
+    assert read_claims(path) == [ROW, FAILING]
+
+
+def test_merge_keeps_order_and_rejects_duplicate_ids(tmp_path):
+    write_claims(tmp_path / "a.tsv", [ROW])
+    write_claims(tmp_path / "b.tsv", [FAILING])
+    assert merge_claims([tmp_path / "a.tsv", tmp_path / "b.tsv"]) == [ROW, FAILING]
+    write_claims(tmp_path / "c.tsv", [ROW])
+    with pytest.raises(ValueError, match="duplicate claim id 'p1-alpha-c'"):
+        merge_claims([tmp_path / "a.tsv", tmp_path / "c.tsv"])
+
+
+def test_render_markdown_table():
+    text = render_claims_markdown([ROW, FAILING], scale="quick", commit="0123456789abcdef",
+                                  dirty=True, pending=["paper2_dynamics"])
+    lines = text.splitlines()
+    assert lines[0] == "# Claims of the papers, measured"
+    assert "Scale **quick**" in lines[2] and "0123456789ab (uncommitted changes)" in lines[2]
+    assert "2 claims: 1 pass, 1 FAIL" in lines[2]
+    assert "paper2_dynamics" in text
+    table = [line for line in lines if line.startswith("|")]
+    assert table[0] == "| claim | expected | measured | tolerance | result | note |"
+    assert "| 0.40341 | 0.403412 | 0.0001 | pass | corrected g_out |" in table[2]
+    assert "a \\| b collapse" in table[3] and "**FAIL**" in table[3]
+
+
+def test_render_without_claims():
+    text = render_claims_markdown([], scale="paper", commit="unknown")
+    assert "0 claims: 0 pass, 0 FAIL" in text and "No claims yet." in text
+
+
+def test_claim_row_checks_its_fields():
+    with pytest.raises(TypeError, match="passed must be a bool"):
+        ClaimRow(id="x", paper="p", section="s", claim="c", expected=1, measured=1,
+                 tolerance=0, passed=1)
+    with pytest.raises(ValueError, match="one line"):
+        ClaimRow(id="x", paper="p", section="s", claim="two\nlines", expected=1, measured=1,
+                 tolerance=0, passed=True)
+    with pytest.raises(ValueError, match="non-empty"):
+        ClaimRow(id=" ", paper="p", section="s", claim="c", expected=1, measured=1,
+                 tolerance=0, passed=True)
+
+
+def test_read_claims_rejects_malformed_files(tmp_path):
+    path = tmp_path / "bad.tsv"
+    path.write_text("id\tclaim\nx\ty\n")
+    with pytest.raises(ValueError, match="header"):
+        read_claims(path)
+    write_claims(path, [ROW])
+    path.write_text(path.read_text().replace("\ttrue\t", "\tyes\t"))
+    with pytest.raises(ValueError, match="passed must be true or false"):
+        read_claims(path)

@@ -1,0 +1,170 @@
+"""The ``aimrepro`` command line, run as a user would: in a subprocess.
+
+Tests of ``aimrepro se`` need the science API (``aimrepro.state_evolution``
+and ``aimrepro.channels``); they carry the ``science_api`` skip with the
+reason naming what is missing, so a run shows what is still waiting.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aimrepro import cli, grids
+from aimrepro.provenance import write_sidecar
+
+from conftest import executable, science_api_missing
+
+needs_science = pytest.mark.skipif(science_api_missing() is not None,
+                                   reason=str(science_api_missing()))
+
+
+def run_module(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aimrepro.cli", *args], capture_output=True,
+                          text=True, timeout=600, cwd=cwd, check=False)
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([executable("aimrepro"), *args], capture_output=True, text=True,
+                          timeout=600, check=False)
+
+
+def json_lines(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+# --- threshold -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("rho", "T"), [(0.5, 2), (0.1, 2), (2.0, 2), (0.5, 4)])
+def test_threshold_prints_alpha_pr(rho, T):
+    done = run_script("threshold", "--T", str(T), "--rho", str(rho))
+    assert done.returncode == 0, done.stderr
+    assert json_lines(done.stdout) == [
+        {"rho": rho, "T": T, "alpha_pr": grids.alpha_perfect_recovery(rho, T)}]
+
+
+def test_threshold_values_of_paper1_section4():
+    done = run_module("threshold", "--T", "2", "--rho", "0.5")
+    assert json.loads(done.stdout)["alpha_pr"] == pytest.approx(0.1875, abs=1e-15)
+
+
+# --- bad input: exit 2, one line naming the argument and its range ------------------
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["se", "--channel", "argmax", "--T", "2", "--rho", "1", "--alpha", "1"],
+     ["--channel", "softmax", "hardmax", "hardmax_paper"]),
+    (["se", "--channel", "softmax", "--T", "1", "--rho", "1", "--alpha", "1"],
+     ["--T", ">= 2"]),
+    (["se", "--channel", "softmax", "--T", "two", "--rho", "1", "--alpha", "1"],
+     ["--T", ">= 2"]),
+    (["se", "--channel", "hardmax", "--T", "3", "--rho", "1", "--alpha", "1"],
+     ["--T", "must be 2"]),
+    (["se", "--channel", "softmax", "--T", "2", "--rho", "0", "--alpha", "1"],
+     ["--rho", "> 0"]),
+    (["se", "--channel", "softmax", "--T", "2", "--rho", "-1", "--alpha", "1"],
+     ["--rho", "> 0"]),
+    (["se", "--channel", "softmax", "--T", "2", "--rho", "1", "--alpha", "0.1", "0"],
+     ["--alpha", "> 0"]),
+    (["se", "--channel", "softmax", "--T", "2", "--rho", "1", "--alpha", "-0.1"],
+     ["--alpha", "> 0"]),
+    (["se", "--channel", "hardmax", "--T", "2", "--rho", "1", "--alpha", "1", "--beta", "2"],
+     ["--beta", "softmax"]),
+    (["se", "--channel", "softmax", "--T", "2", "--rho", "1"], ["--alpha"]),
+    (["threshold", "--T", "1", "--rho", "0.5"], ["--T", ">= 2"]),
+    (["threshold", "--T", "2", "--rho", "inf"], ["--rho", "finite"]),
+    (["threshold", "--T", "2", "--rho", "nan"], ["--rho", "> 0"]),
+    (["provenance", "no/such/file.pdf"], ["FILE", "no such file"]),
+    ([], ["se", "threshold", "provenance"]),
+])
+def test_bad_arguments_exit_2_with_one_line(args, names):
+    done = run_module(*args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    for name in names:
+        assert name in lines[0]
+
+
+# --- provenance ------------------------------------------------------------------
+
+
+def test_provenance_prints_the_lineage_tree(tmp_path):
+    start = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "figures").mkdir()
+    csv = tmp_path / "results" / "curve.csv"
+    csv.write_text("alpha,mmse\n0.1,0.9\n")
+    pdf = tmp_path / "figures" / "fig.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    common = dict(params={}, code=[], started=start, ended=start, repo=tmp_path)
+    write_sidecar(csv, rule="se_curve", inputs=[], diagnostics={"converged": True}, **common)
+    write_sidecar(pdf, rule="paper1_fig1", inputs=[csv], diagnostics={}, **common)
+    done = run_script("provenance", str(pdf))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(str(pdf)) and "rule paper1_fig1" in lines[0]
+    assert lines[1].startswith("└── " + str(csv)) and "rule se_curve" in lines[1]
+
+
+def test_provenance_of_a_file_without_sidecar(tmp_path):
+    lonely = tmp_path / "raw.txt"
+    lonely.write_text("x")
+    done = run_module("provenance", str(lonely))
+    assert done.returncode == 0
+    assert "[no sidecar]" in done.stdout
+
+
+# --- se (needs the science API) ----------------------------------------------------
+
+
+@needs_science
+def test_channel_names_match_the_registry():
+    from aimrepro.channels import CHANNELS
+
+    assert set(cli.CHANNEL_NAMES) == set(CHANNELS)
+
+
+@needs_science
+def test_se_softmax_prints_one_json_line_per_alpha_in_increasing_order():
+    alpha_pr = grids.alpha_perfect_recovery(0.5, 2)
+    done = run_script("se", "--channel", "softmax", "--T", "2", "--rho", "0.5",
+                      "--alpha", "0.1", "0.02", "0.3")
+    assert done.returncode == 0, done.stderr
+    records = json_lines(done.stdout)
+    assert [r["alpha"] for r in records] == [0.02, 0.1, 0.3]
+    for record in records:
+        assert set(record) == {"alpha", "mmse", "q", "qhat", "converged", "iterations",
+                               "residual"}
+        assert record["converged"] is True
+        assert isinstance(record["iterations"], int)
+        assert 0 <= record["mmse"] <= 1.5 + 1e-12  # Q0 = 1 + rho bounds the error
+    assert records[0]["mmse"] > records[1]["mmse"] > 0
+    # Beyond the perfect-recovery threshold the softmax error vanishes (§4).
+    assert records[2]["alpha"] > alpha_pr and records[2]["mmse"] == pytest.approx(0, abs=1e-8)
+
+
+@needs_science
+def test_se_softmax_does_not_depend_on_beta():
+    base = ["se", "--channel", "softmax", "--T", "3", "--rho", "0.5", "--alpha", "0.03"]
+    beta1 = json_lines(run_module(*base).stdout)
+    beta5 = json_lines(run_module(*base, "--beta", "5").stdout)
+    assert beta1[0]["mmse"] == pytest.approx(beta5[0]["mmse"], rel=1e-12)
+
+
+@needs_science
+def test_se_hardmax_paper_point():
+    done = run_module("se", "--channel", "hardmax_paper", "--T", "2", "--rho", "0.5",
+                      "--alpha", "1.0")
+    assert done.returncode == 0, done.stderr
+    [record] = json_lines(done.stdout)
+    assert record["converged"] is True
+    assert 0 < record["mmse"] < 1.5 and math.isfinite(record["residual"])

@@ -1,0 +1,96 @@
+"""aimrepro.plotting and aimrepro.paper1_figures: style, unconverged points, saving."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from aimrepro import plotting
+from aimrepro.paper1_figures import SECurve, draw_figure1, draw_figure2, se_curve_from_table
+
+META = {"commit": "a" * 40, "dirty": False, "config_hash": "b" * 64, "title": "test figure"}
+
+
+def curve(channel, rho, n=6, unconverged=()):
+    x = np.geomspace(0.1, 10, n)
+    converged = np.ones(n, bool)
+    converged[list(unconverged)] = False
+    return SECurve(channel=channel, rho=rho, x=x, mmse=1 / (1 + x), converged=converged)
+
+
+def test_paper_colours_follow_rho_order():
+    # paper1.md §7: Figure 1 (union of both panels) and Figure 2 palettes.
+    figure1 = plotting.rho_colours([0.1, 0.2, 0.5, 1.0, 2.0, 0.05, 5.0])
+    assert figure1[0.05] == "#577590" and figure1[0.1] == "#4d908e" and figure1[5.0] == "#f3722c"
+    figure2 = plotting.rho_colours([0.1, 0.2, 0.3, 0.5, 1.0, 2.0])
+    assert figure2[0.1] == "#577590" and figure2[0.3] == "#43aa8b" and figure2[2.0] == "#f8961e"
+    with pytest.raises(ValueError, match="at most 7"):
+        plotting.rho_colours(range(1, 9))
+
+
+def test_plot_theory_breaks_the_line_at_unconverged_points():
+    with plotting.figure_style():
+        fig, (ax, _) = plotting.new_figure()
+        n_bad = plotting.plot_theory(ax, [1, 2, 3, 4], [0.9, 0.8, 0.7, 0.6],
+                                     [True, False, True, True], colour="k")
+    assert n_bad == 1
+    line, markers = ax.get_lines()
+    assert math.isnan(line.get_ydata()[1]) and line.get_ydata()[0] == 0.9
+    assert list(markers.get_xdata()) == [2.0] and markers.get_markerfacecolor() == "none"
+    assert markers.get_markeredgecolor() == "red"
+    assert fig.get_size_inches().tolist() == list(plotting.FIGSIZE)
+
+
+def test_save_figure_is_atomic_and_embeds_provenance(tmp_path):
+    fig, _ = draw_figure2([curve("softmax", 0.5), curve("softmax", math.inf)],
+                          [curve("softmax", 0.5)])
+    pdf, png = tmp_path / "f.pdf", tmp_path / "f.png"
+    plotting.save_figure(fig, pdf, png, META)
+    expected = {"commit": "a" * 40, "dirty": "False", "config_hash": "b" * 64}
+    assert plotting.read_figure_metadata(pdf) == expected
+    assert plotting.read_figure_metadata(png) == expected
+    from PIL import Image
+
+    with Image.open(png) as image:
+        assert image.size == (round(6.8 * plotting.RASTER_DPI), round(2.35 * plotting.RASTER_DPI))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pdf", "f.png"]
+    # Same figure, same bytes: the PDF carries no creation date.
+    first = pdf.read_bytes()
+    plotting.save_figure(fig, pdf, png, META)
+    assert pdf.read_bytes() == first
+
+
+def test_save_figure_requires_commit_and_config_hash(tmp_path):
+    fig, _ = plotting.new_figure()
+    with pytest.raises(ValueError, match="config_hash"):
+        plotting.save_figure(fig, tmp_path / "f.pdf", tmp_path / "f.png", {"commit": "x"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_figure1_counts_and_annotates_unconverged_points():
+    left = [curve("hardmax_paper", 0.5), curve("hardmax", 0.5, unconverged=[2])]
+    right = [curve("hardmax_paper", 0.5, unconverged=[0, 1]), curve("hardmax", 0.0)]
+    fig, n_bad = draw_figure1(left, right, {"hardmax_paper": 0.563, "hardmax": 0.403})
+    assert n_bad == 3
+    assert "3 unconverged" in fig.get_suptitle()
+    ax_left, ax_right = fig.axes
+    assert ax_left.get_xscale() == "log" and ax_left.get_yscale() == "log"
+    assert ax_right.get_legend() is not None
+
+
+def test_figure2_has_no_annotation_when_everything_converged():
+    fig, n_bad = draw_figure2([curve("softmax", 0.1), curve("softmax", math.inf)],
+                              [curve("softmax", 0.5)])
+    assert n_bad == 0 and fig.get_suptitle() == ""
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == [r"$\rho = 0.1$", r"$\rho = \infty$"]
+
+
+def test_se_curve_from_table_checks_columns():
+    table = {"alphabar": np.array([1.0]), "alpha": np.array([np.nan]),
+             "mmse": np.array([0.5]), "converged": np.array([True])}
+    assert se_curve_from_table(table, channel="hardmax", rho=0.0, x_column="alphabar").is_limit
+    with pytest.raises(ValueError, match="lacks columns"):
+        se_curve_from_table(table, channel="hardmax", rho=0.5, x_column="alphaT")

@@ -1,0 +1,358 @@
+"""aimrepro.provenance: atomic writes, tables, sidecars, lineage (DESIGN.md "Provenance sidecar")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import aimrepro
+from aimrepro import provenance as prov
+
+T0 = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
+T1 = T0 + dt.timedelta(seconds=2.5)
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if ".tmp" in p.name)
+
+
+# --- atomic writes ---------------------------------------------------------------
+
+
+def test_atomic_write_replaces_the_file_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "sub" / "out.txt"
+    with prov.atomic_write(target) as handle:
+        handle.write("new")
+    assert target.read_text() == "new"
+    assert leftovers(target.parent) == []
+
+
+def test_atomic_write_failure_keeps_the_old_file(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError, match="boom"):
+        with prov.atomic_write(target) as handle:
+            handle.write("half-writ")
+            raise RuntimeError("boom")
+    assert target.read_text() == "old"
+    assert leftovers(tmp_path) == []
+
+
+def test_atomic_write_failure_creates_nothing(tmp_path):
+    target = tmp_path / "never.txt"
+    with pytest.raises(KeyError):
+        with prov.atomic_write(target, "wb") as handle:
+            handle.write(b"x")
+            raise KeyError("stop")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_path_keeps_suffix_and_is_readable_by_others(tmp_path):
+    target = tmp_path / "figure.pdf"
+    with prov.atomic_path(target) as tmp:
+        assert tmp.parent == tmp_path and tmp.suffix == ".pdf" and tmp != target
+        tmp.write_bytes(b"%PDF")
+    assert target.read_bytes() == b"%PDF"
+    # mkstemp makes 0600 files; results must get ordinary permissions.
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~prov._current_umask()
+
+
+def test_atomic_write_rejects_append_mode(tmp_path):
+    with pytest.raises(ValueError, match="mode"):
+        with prov.atomic_write(tmp_path / "x", "a"):
+            pass
+
+
+# --- hashes and times ------------------------------------------------------------
+
+
+def test_config_hash_is_canonical():
+    a = {"scale": "quick", "paper1": {"rhos": [0.1, 0.2], "T": 2}}
+    b = {"paper1": {"T": 2, "rhos": [0.1, 0.2]}, "scale": "quick"}
+    assert prov.config_hash(a) == prov.config_hash(b)
+    assert len(prov.config_hash(a)) == 64
+    assert prov.config_hash(a) != prov.config_hash({**a, "scale": "paper"})
+    assert prov.config_hash({"x": [0.1, 0.2]}) != prov.config_hash({"x": [0.2, 0.1]})
+
+
+def test_format_timestamp_is_iso8601_utc():
+    text = prov.format_timestamp(T1)
+    assert text == "2026-11-30T12:00:02.500Z"
+    assert dt.datetime.fromisoformat(text.replace("Z", "+00:00")) == T1
+    with pytest.raises(ValueError, match="timezone"):
+        prov.format_timestamp(dt.datetime(2026, 1, 1))
+
+
+def test_file_sha256(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"abc")
+    assert prov.file_sha256(path) == hashlib.sha256(b"abc").hexdigest()
+
+
+# --- git state -------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_state_reports_commit_and_dirty_flag(tmp_path):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    assert prov.git_state(tmp_path) == {"commit": "unknown", "dirty": None}  # no commit yet
+    (tmp_path / "a.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "a.py"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=tmp_path, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert prov.git_state(tmp_path) == {"commit": head, "dirty": False}
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert prov.git_state(tmp_path) == {"commit": head, "dirty": True}
+
+
+def test_git_state_outside_a_repository(tmp_path):
+    assert prov.git_state(tmp_path / "missing-dir") == {"commit": "unknown", "dirty": None}
+
+
+# --- sidecars --------------------------------------------------------------------
+
+
+def test_sidecar_path_is_same_directory_same_stem():
+    assert prov.sidecar_path("results/q/se/x/alpha_log_0.03_10_n24.csv") == Path(
+        "results/q/se/x/alpha_log_0.03_10_n24.json")
+    assert prov.sidecar_path("figures/quick/paper1_fig1.pdf") == Path(
+        "figures/quick/paper1_fig1.json")
+    with pytest.raises(ValueError):
+        prov.sidecar_path("x.json")
+
+
+def make_result(tmp_path: Path):
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    code = tmp_path / "code.py"
+    code.write_text("print('hi')\n")
+    result = tmp_path / "result.csv"
+    result.write_text("b\n2\n")
+    return data, code, result
+
+
+def test_write_sidecar_records_every_required_field(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data, code, result = make_result(tmp_path)
+    side = prov.write_sidecar(
+        "result.csv", rule="se_curve",
+        params={"rho": float("inf"), "n": np.int64(4), "grid": np.array([0.5, 1.0]),
+                "ok": np.bool_(True)},
+        inputs=["data.csv"], code=["code.py"],
+        diagnostics={"converged": True, "iterations": 12, "residual": 1e-13},
+        started=T0, ended=T1, seed=7, config_hash="c" * 64,
+    )
+    assert side == Path("result.json")
+    record = json.loads((tmp_path / "result.json").read_text())
+    assert record["schema"] == prov.SIDECAR_SCHEMA
+    assert record["outputs"] == {"result.csv": sha(result)}
+    assert record["rule"] == "se_curve"
+    assert record["params"] == {"rho": "inf", "n": 4, "grid": [0.5, 1.0], "ok": True}
+    assert record["seed"] == 7 and record["config_hash"] == "c" * 64
+    assert record["inputs"] == {"data.csv": sha(data)}
+    assert record["code"] == {"code.py": sha(code)}
+    assert record["diagnostics"] == {"converged": True, "iterations": 12, "residual": 1e-13}
+    assert record["aimrepro_version"] == aimrepro.__version__
+    assert set(record["git"]) == {"commit", "dirty"}
+    assert {"python", "numpy", "scipy", "snakemake"} <= set(record["versions"])
+    assert record["host"]
+    assert record["started"] == "2026-11-30T12:00:00.000Z"
+    assert record["ended"] == "2026-11-30T12:00:02.500Z"
+    assert record["wall_seconds"] == 2.5
+
+
+def test_write_sidecar_for_several_outputs_and_errors(tmp_path):
+    pdf, png = tmp_path / "fig.pdf", tmp_path / "fig.png"
+    pdf.write_bytes(b"pdf")
+    png.write_bytes(b"png")
+    side = prov.write_sidecar([pdf, png], rule="fig", params={}, inputs=[], code=[],
+                              diagnostics={}, started=T0, ended=T1)
+    assert side == tmp_path / "fig.json"
+    assert set(json.loads(side.read_text())["outputs"]) == {str(pdf), str(png)}
+    other = tmp_path / "other.png"
+    other.write_bytes(b"x")
+    with pytest.raises(ValueError, match="same directory and stem"):
+        prov.write_sidecar([pdf, other], rule="fig", params={}, inputs=[], code=[],
+                           diagnostics={}, started=T0, ended=T1)
+    with pytest.raises(ValueError, match="before"):
+        prov.write_sidecar(pdf, rule="fig", params={}, inputs=[], code=[],
+                           diagnostics={}, started=T1, ended=T0)
+    with pytest.raises(TypeError, match="cannot record"):
+        prov.write_sidecar(pdf, rule="fig", params={"bad": object()}, inputs=[], code=[],
+                           diagnostics={}, started=T0, ended=T1)
+
+
+def test_read_sidecar_from_result_or_sidecar(tmp_path):
+    _, _, result = make_result(tmp_path)
+    prov.write_sidecar(result, rule="r", params={}, inputs=[], code=[], diagnostics={},
+                       started=T0, ended=T1)
+    assert prov.read_sidecar(result) == prov.read_sidecar(tmp_path / "result.json")
+    (tmp_path / "foreign.json").write_text('{"schema": "other"}')
+    with pytest.raises(ValueError, match="not an aimrepro sidecar"):
+        prov.read_sidecar(tmp_path / "foreign.json")
+
+
+# --- lineage ---------------------------------------------------------------------
+
+
+def build_chain(root: Path) -> None:
+    """raw.txt -> results/curve.csv -> figures/fig.pdf (+ .png), paths relative to root."""
+    (root / "results").mkdir(parents=True)
+    (root / "figures").mkdir()
+    (root / "raw.txt").write_text("raw\n")
+    (root / "code.py").write_text("pass\n")
+    (root / "results" / "curve.csv").write_text("x\n1\n")
+    prov.write_sidecar(root / "results" / "curve.csv", rule="se_curve", params={},
+                       inputs=[root / "raw.txt"], code=[root / "code.py"],
+                       diagnostics={"converged": True, "n_points": 1, "n_unconverged": 0},
+                       started=T0, ended=T1)
+    for ext in ("pdf", "png"):
+        (root / "figures" / f"fig.{ext}").write_bytes(ext.encode())
+
+
+def test_lineage_follows_inputs_and_renders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    build_chain(Path("."))
+    prov.write_sidecar(["figures/fig.pdf", "figures/fig.png"], rule="fig", params={},
+                       inputs=["results/curve.csv"], code=["code.py"], diagnostics={},
+                       started=T0, ended=T1)
+    tree = prov.lineage("figures/fig.pdf")
+    assert tree.status == "ok" and tree.sidecar["rule"] == "fig"
+    [curve] = tree.children
+    assert curve.path == "results/curve.csv" and curve.status == "ok"
+    [raw] = curve.children
+    assert raw.status == "no sidecar" and raw.children == []
+    text = prov.render_lineage(tree)
+    lines = text.splitlines()
+    assert lines[0].startswith("figures/fig.pdf  (rule fig")
+    assert lines[1].startswith("└── results/curve.csv  (rule se_curve")
+    assert "converged=True (1/1 points)" in lines[1]
+    assert lines[2].startswith("    └── raw.txt") and "[no sidecar]" in lines[2]
+    assert "code code.py" in prov.render_lineage(tree, show_code=True)
+    # The sidecar itself is an accepted starting point.
+    assert prov.lineage("figures/fig.json").children[0].path == "results/curve.csv"
+
+
+def test_lineage_resolves_in_a_moved_copy(tmp_path, monkeypatch):
+    original = tmp_path / "original"
+    original.mkdir()
+    monkeypatch.chdir(original)
+    build_chain(Path("."))
+    prov.write_sidecar("figures/fig.pdf", rule="fig", params={}, inputs=["results/curve.csv"],
+                       code=[], diagnostics={}, started=T0, ended=T1)
+    moved = tmp_path / "moved"
+    shutil.copytree(original, moved)
+    shutil.rmtree(original)
+    monkeypatch.chdir(tmp_path)
+    tree = prov.lineage(moved / "figures" / "fig.pdf")
+    assert tree.children[0].resolved == (moved / "results" / "curve.csv").resolve()
+    assert tree.children[0].status == "ok"
+
+
+def test_lineage_flags_modified_changed_and_missing_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    build_chain(Path("."))
+    Path("other.csv").write_text("o\n")
+    prov.write_sidecar("figures/fig.pdf", rule="fig", params={},
+                       inputs=["results/curve.csv", "other.csv"], code=[], diagnostics={},
+                       started=T0, ended=T1)
+    Path("results/curve.csv").write_text("x\n2\n")  # edited after both sidecars
+    Path("other.csv").unlink()
+    tree = prov.lineage("figures/fig.pdf")
+    statuses = {child.path: child.status for child in tree.children}
+    assert statuses == {"results/curve.csv": "changed since use", "other.csv": "missing"}
+    assert prov.lineage("results/curve.csv").status == "modified"
+    assert "[missing]" in prov.render_lineage(tree)
+
+
+def test_lineage_of_a_missing_file_raises(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        prov.lineage(tmp_path / "nothing.pdf")
+
+
+# --- tables ----------------------------------------------------------------------
+
+
+def test_table_round_trip_keeps_types_and_special_values(tmp_path):
+    columns = {
+        "alphabar": np.array([0.1, 1.0 / 3.0, 20.0]),
+        "alpha": np.array([np.nan, np.nan, np.nan]),
+        "mmse": np.array([1.0, 0.123456789012345678, 0.0]),
+        "residual": np.array([np.inf, 1e-300, 5e-324]),
+        "converged": np.array([True, False, True]),
+        "iterations": np.array([3, 10_000, 0]),
+    }
+    path = tmp_path / "t.csv"
+    prov.write_table(path, columns)
+    assert path.read_text().splitlines()[0] == "alphabar,alpha,mmse,residual,converged,iterations"
+    assert "true" in path.read_text() and "nan" in path.read_text()
+    back = prov.read_table(path)
+    assert list(back) == list(columns)
+    assert back["converged"].dtype == bool and back["iterations"].dtype == np.int64
+    for name, values in columns.items():
+        np.testing.assert_array_equal(back[name], values)
+
+
+def test_write_table_rejects_bad_columns(tmp_path):
+    with pytest.raises(ValueError, match="equal length"):
+        prov.write_table(tmp_path / "t.csv", {"a": [1.0, 2.0], "b": [1.0]})
+    with pytest.raises(ValueError, match="at least one column"):
+        prov.write_table(tmp_path / "t.csv", {})
+    with pytest.raises(ValueError, match="column names"):
+        prov.write_table(tmp_path / "t.csv", {"a,b": [1.0]})
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        prov.write_table(tmp_path / "t.csv", {"s": np.array(["x"])})
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_read_table_reports_ragged_and_non_numeric_rows(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,2\n3\n")
+    with pytest.raises(ValueError, match=":3: 1 cells"):
+        prov.read_table(path)
+    path.write_text("a\nfoo\n")
+    with pytest.raises(ValueError, match="not numeric"):
+        prov.read_table(path)
+
+
+# --- logging ---------------------------------------------------------------------
+
+
+def test_capture_log_records_messages_stderr_and_failures(tmp_path):
+    import sys
+
+    log = tmp_path / "logs" / "job.log"
+    with prov.capture_log(log) as logger:
+        logger.info("progress 1")
+        logging.getLogger("aimrepro.state_evolution").info("iteration 3")
+        print("to stderr", file=sys.stderr)
+    text = log.read_text()
+    assert "progress 1" in text and "iteration 3" in text and "to stderr" in text
+    with pytest.raises(ZeroDivisionError):
+        with prov.capture_log(log):
+            1 / 0  # noqa: B018
+    assert "step failed" in log.read_text() and "ZeroDivisionError" in log.read_text()
+
+
+def test_capture_log_keeps_third_party_info_out(tmp_path):
+    log = tmp_path / "job.log"
+    with prov.capture_log(log):
+        logging.getLogger("fontTools.subset").info("glyph chatter")
+        logging.getLogger("fontTools.subset").warning("a real problem")
+    text = log.read_text()
+    assert "glyph chatter" not in text and "a real problem" in text

@@ -1,0 +1,27 @@
+"""Rule claims: merge the claim fragments into results/{scale}/claims.md + sidecar."""
+
+from _job import run_job
+
+from aimrepro.claims import merge_claims, render_claims_markdown
+from aimrepro.provenance import atomic_write, git_state
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        fragments = list(smk.input.fragments)
+        rows = merge_claims(fragments)
+        git = git_state()
+        text = render_claims_markdown(rows, scale=smk.wildcards.scale, commit=git["commit"],
+                                      dirty=git["dirty"], pending=list(smk.params.pending))
+        with atomic_write(smk.output.table) as handle:
+            handle.write(text)
+        n_failed = sum(not row.passed for row in rows)
+        job.log.info("%d claims from %d fragments, %d failed", len(rows), len(fragments), n_failed)
+        job.write_sidecar(smk.output.table, diagnostics={
+            "n_claims": len(rows), "n_failed": n_failed, "all_passed": n_failed == 0,
+            "pending_topics": list(smk.params.pending),
+        })
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive

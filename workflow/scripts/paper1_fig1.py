@@ -1,0 +1,45 @@
+"""Rule paper1_fig1: hardmax SE curves -> figures/{scale}/paper1_fig1.{pdf,png} + sidecar."""
+
+from _job import run_job
+
+from aimrepro.channels import make_channel
+from aimrepro.paper1_figures import draw_figure1, se_curve_from_table
+from aimrepro.plotting import save_figure
+from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.state_evolution import weak_recovery_threshold
+
+# Abscissa column of each panel (the SE tables hold both alpha and the axis).
+X_COLUMN = {"left": "alpha", "right": "alphabar"}
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        panels = {"left": [], "right": []}
+        for curve in smk.params.curves:
+            panels[curve["panel"]].append(se_curve_from_table(
+                read_table(curve["path"]), channel=curve["channel"], rho=curve["rho"],
+                x_column=X_COLUMN[curve["panel"]]))
+
+        thresholds = {}
+        if smk.params.small_width_limit:
+            for channel in smk.params.channels:
+                thresholds[channel] = float(
+                    weak_recovery_threshold(make_channel(channel, T=smk.params.T)))
+            job.log.info("weak-recovery thresholds (rho -> 0): %s", thresholds)
+
+        fig, n_unconverged = draw_figure1(panels["left"], panels["right"], thresholds)
+        git = git_state()
+        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
+            "title": "aimrepro paper 1 figure 1 (hardmax, T = 2)",
+            "commit": git["commit"], "dirty": git["dirty"],
+            "config_hash": config_hash(smk.config),
+        })
+        job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
+            "converged": n_unconverged == 0,
+            "n_unconverged_points": n_unconverged,
+            "weak_recovery_thresholds": thresholds,
+        })
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive
