@@ -37,8 +37,20 @@ for name in slurmd slurmctld munged; do
     [ -n "$pid" ] && pids[$name]=$pid
 done
 
-# A clean shutdown first: slurmctld tells slurmd to exit too.
 if [ -n "${pids[slurmctld]:-}" ] && command -v scontrol >/dev/null; then
+    # Cancel the jobs left on this throwaway cluster (say, of a killed test):
+    # a running job's slurmstepd would outlive slurmd.
+    jobs=$(timeout 10 squeue -h -t PD,R,CG,S -o %A 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+        echo "slurm_down.sh: cancelling jobs $(echo $jobs)" >&2
+        # shellcheck disable=SC2086  # one argument per job id
+        timeout 10 scancel $jobs 2>/dev/null || true
+        for _ in $(seq 40); do
+            [ -z "$(timeout 10 squeue -h -t R,CG -o %A 2>/dev/null)" ] && break
+            sleep 0.25
+        done
+    fi
+    # A clean shutdown: slurmctld tells slurmd to exit too.
     timeout 10 scontrol shutdown >/dev/null 2>&1 || true
 fi
 for name in slurmd slurmctld munged; do

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -62,6 +63,7 @@ N_JOBS = 5
 #: A meaningless curve (the rho -> 0 limit exists only along alpha/rho): the
 #: path matches the rule, the job starts, and the package rejects it.
 FAILING_TARGET = "results/quick/se/hardmax_T2_rho0/alpha_log_0.1_3_n3.csv"
+FAILING_LOG = "results/quick/logs/se/hardmax_T2_rho0/alpha_log_0.1_3_n3.log"
 FAILING_MESSAGE = "the rho -> 0 limit is a curve in alphabar"
 
 SUBMITTED = re.compile(r"has been submitted with SLURM jobid (\d+)")
@@ -122,9 +124,19 @@ def tiny_config() -> dict:
 
 
 def tiny_copy(destination: Path) -> Path:
+    """A committed copy of the repository with the tiny config."""
     copy_repository(destination)
     (destination / "config.yaml").write_text(yaml.safe_dump(tiny_config(), sort_keys=False))
+    if shutil.which("git"):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@invalid",
+                        "-c", "commit.gpgsign=false", "commit", "-qam", "tiny config"],
+                       cwd=destination, check=True)
     return destination
+
+
+def git_head(workdir: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=workdir, capture_output=True,
+                          text=True, check=True).stdout.strip()
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -137,10 +149,24 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     """
     env = {key: value for key, value in os.environ.items() if not key.startswith("SLURM_")}
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(
-        ["timeout", "-s", "INT", "-k", "30", str(RUN_SECONDS), executable("snakemake"), *args],
-        cwd=workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=RUN_SECONDS + 60, check=False)
+    command = ["timeout", "-s", "INT", "-k", "30", str(RUN_SECONDS), executable("snakemake"),
+               *args]
+    with subprocess.Popen(command, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=RUN_SECONDS + 60)
+        except BaseException:
+            # Interrupted (CI's `timeout -s INT` around pytest) or out of time:
+            # `timeout` runs Snakemake in a process group of its own, which CI's
+            # SIGINT does not reach.  Forward it (`timeout` passes it on), so that
+            # Snakemake cancels its Slurm jobs before the cluster goes down.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def output_of(done: subprocess.CompletedProcess) -> str:
@@ -178,7 +204,10 @@ def slurm_run(slurm_cluster, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def local_run(slurm_cluster, tmp_path_factory):
-    """The same target run locally (profiles/default), for comparison."""
+    """The same target run locally (profiles/default), for comparison.
+
+    It asks for ``slurm_cluster`` only to be skipped with it.
+    """
     workdir = tiny_copy(tmp_path_factory.mktemp("local_run") / "aimrepro")
     done = snakemake(workdir, TARGET, "--cores", "2")
     if done.returncode != 0:
@@ -197,6 +226,11 @@ def test_every_job_is_a_completed_slurm_job(slurm_run):
     # Each job wrote its sidecar from inside its own Slurm job.
     assert sorted(record["slurm_job_id"] for record in records.values()) == sorted(submitted)
     assert {record["rule"] for record in records.values()} == {"se_curve", "paper1_fig2"}
+    if shutil.which("git"):
+        # Provenance works inside the jobs too: the commit of the working directory.
+        head = git_head(workdir)
+        assert all(record["git"] == {"commit": head, "dirty": False}
+                   for record in records.values())
     for job_id in submitted:
         job = slurm_job(job_id)
         assert job["JobState"] == "COMPLETED", job
@@ -242,8 +276,7 @@ def test_a_failing_job_fails_the_run_with_slurm_state_failed(slurm_cluster, tmp_
         assert job["JobState"] == "FAILED", job
         assert job["ExitCode"] != "0:0", job
     # It failed for the reason provoked, not because of the cluster.
-    rule_log = workdir / FAILING_TARGET.replace("results/quick/se/", "results/quick/logs/se/")
-    assert FAILING_MESSAGE in rule_log.with_suffix(".log").read_text()
+    assert FAILING_MESSAGE in (workdir / FAILING_LOG).read_text()
     # No result, no sidecar, no temporary file of the atomic writes.
     result_dir = (workdir / FAILING_TARGET).parent
     assert not result_dir.exists() or not any(result_dir.iterdir()), list(result_dir.iterdir())
