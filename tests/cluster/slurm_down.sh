@@ -5,7 +5,8 @@
 # started; this script stops exactly those processes, by PID (checking that
 # the PID still belongs to that daemon), never by process name.  A munged that
 # was already running before slurm_up.sh is left alone.  Safe to run any
-# number of times, and when nothing runs.  Always exits 0.
+# number of times, and when nothing runs.  Exits 1 only if a daemon survived
+# SIGKILL (its record is then kept).
 set -u
 
 STATE=/run/aimrepro-slurm
@@ -31,6 +32,7 @@ gone() {
     return 1
 }
 
+survivors=0
 declare -A pids=()
 for name in slurmd slurmctld munged; do
     pid=$(pid_of "$name")
@@ -62,8 +64,13 @@ for name in slurmd slurmctld munged; do
         if ! gone "$pid"; then
             echo "slurm_down.sh: $name (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL" >&2
             kill -9 "$pid" 2>/dev/null
+            if ! gone "$pid"; then
+                echo "slurm_down.sh: $name (pid $pid) is still running" >&2
+                survivors=1
+                continue    # keep its record: it is not gone
+            fi
         fi
     fi
     rm -f "$STATE/$name"
 done
-exit 0
+exit "$survivors"
