@@ -27,6 +27,10 @@ Sidecar fields (schema ``aimrepro.sidecar/1``)
     Software state: package version and location, ``{"commit", "dirty"}`` of the
     repository the step ran in, versions of python/numpy/scipy/matplotlib/
     snakemake where importable, the host name and the working directory.
+``slurm_job_id``
+    The Slurm job the step ran in (``$SLURM_JOB_ID``, a string), or ``null``
+    outside Slurm: with ``sacct``/``scontrol show job`` it leads to the
+    scheduler's record of the run (node, memory, exit code).
 ``started``, ``ended``, ``wall_seconds``
     ISO 8601 UTC timestamps (``2026-11-30T13:08:00.123Z``) and their
     difference.
@@ -397,6 +401,7 @@ def write_sidecar(
         "git": git_state(repo),
         "versions": software_versions(),
         "host": socket.gethostname(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
         "workdir": os.getcwd(),
         "started": format_timestamp(started),
         "ended": format_timestamp(ended),
@@ -589,8 +594,9 @@ def render_lineage(node: LineageNode, *, show_code: bool = False) -> str:
     """Render a lineage tree as indented text, one file per line.
 
     Each line gives the path, the rule that made it, its commit (marked
-    ``+dirty`` when uncommitted changes were present), its end time, its
-    solver diagnostics when present, and a ``[status]`` unless ``ok``.
+    ``+dirty`` when uncommitted changes were present), its end time, the
+    Slurm job it ran in, its solver diagnostics when present, and a
+    ``[status]`` unless ``ok``.
 
     Parameters
     ----------
@@ -633,6 +639,8 @@ def _describe(node: LineageNode) -> str:
         parts.append(f"rule {record.get('rule')}")
         parts.append(f"commit {commit}")
         parts.append(f"ended {record.get('ended')}")
+        if record.get("slurm_job_id"):
+            parts.append(f"slurm job {record['slurm_job_id']}")
         diag = record.get("diagnostics") or {}
         if "converged" in diag:
             summary = f"converged={diag['converged']}"

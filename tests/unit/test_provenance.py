@@ -148,6 +148,7 @@ def make_result(tmp_path: Path):
 
 def test_write_sidecar_records_every_required_field(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)  # pytest may run inside a Slurm job
     data, code, result = make_result(tmp_path)
     side = prov.write_sidecar(
         "result.csv", rule="se_curve",
@@ -171,9 +172,19 @@ def test_write_sidecar_records_every_required_field(tmp_path, monkeypatch):
     assert set(record["git"]) == {"commit", "dirty"}
     assert {"python", "numpy", "scipy", "snakemake"} <= set(record["versions"])
     assert record["host"]
+    assert record["slurm_job_id"] is None
     assert record["started"] == "2026-11-30T12:00:00.000Z"
     assert record["ended"] == "2026-11-30T12:00:02.500Z"
     assert record["wall_seconds"] == 2.5
+
+
+def test_write_sidecar_records_the_slurm_job_it_ran_in(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make_result(tmp_path)
+    monkeypatch.setenv("SLURM_JOB_ID", "4711")
+    prov.write_sidecar("result.csv", rule="se_curve", params={}, inputs=[], code=[],
+                       diagnostics={}, started=T0, ended=T1)
+    assert json.loads((tmp_path / "result.json").read_text())["slurm_job_id"] == "4711"
 
 
 def test_write_sidecar_for_several_outputs_and_errors(tmp_path):
@@ -227,7 +238,9 @@ def build_chain(root: Path) -> None:
 
 def test_lineage_follows_inputs_and_renders(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SLURM_JOB_ID", "42")  # the curve is made in Slurm job 42 ...
     build_chain(Path("."))
+    monkeypatch.delenv("SLURM_JOB_ID")  # ... the figure outside Slurm
     prov.write_sidecar(["figures/fig.pdf", "figures/fig.png"], rule="fig", params={},
                        inputs=["results/curve.csv"], code=["code.py"], diagnostics={},
                        started=T0, ended=T1)
@@ -242,6 +255,7 @@ def test_lineage_follows_inputs_and_renders(tmp_path, monkeypatch):
     assert lines[0].startswith("figures/fig.pdf  (rule fig")
     assert lines[1].startswith("└── results/curve.csv  (rule se_curve")
     assert "converged=True (1/1 points)" in lines[1]
+    assert "slurm job 42" in lines[1] and "slurm job" not in lines[0]
     assert lines[2].startswith("    └── raw.txt") and "[no sidecar]" in lines[2]
     assert "code code.py" in prov.render_lineage(tree, show_code=True)
     # The sidecar itself is an accepted starting point.
