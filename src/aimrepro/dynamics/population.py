@@ -198,7 +198,7 @@ class PotentialValue:
     value : float
         Φ(μ, Ω, Ψ).
     d_mean : (K,) ndarray
-        ∂Φ/∂μ_k.
+        ∂Φ/∂μ_k (NaN, like the other gradients, when evaluated with ``gradient=False``).
     d_Omega, d_Psi : (K, K) ndarrays
         ∇_Ω Φ, ∇_Ψ Φ in the symmetric convention ([∇Φ]_kl = ½ ∂Φ/∂Ω_kl, k ≠ l,
         for Φ written in one off-diagonal variable).
@@ -333,7 +333,7 @@ class Potential:
 
     # --- quadrature ---------------------------------------------------------------
 
-    def _entry_average(self, law: IndexLaw, mean: np.ndarray, cov: np.ndarray, gradient: bool):
+    def _entry_average(self, mean: np.ndarray, cov: np.ndarray, gradient: bool):
         """E over one entry class of ℓ, ∂ℓ/∂G and the Hessian, by 2-D Gauss–Hermite."""
         nodes, w = _gaussian_nodes(mean, cov, self.n_nodes)
         G = nodes.reshape(-1, 2, 1, 1)
@@ -347,17 +347,16 @@ class Potential:
     def _quadrature_elementwise(self, law: IndexLaw, gradient: bool) -> PotentialValue:
         T = self.T
         zero = np.zeros(law.K)
-        v_diag, g_diag, h_diag = self._entry_average(law, law.mean, law.diagonal_cov(), gradient)
+        v_diag, g_diag, h_diag = self._entry_average(law.mean, law.diagonal_cov(), gradient)
         n_off = T * (T - 1)
         if n_off:
-            v_off, _, h_off = self._entry_average(law, zero, law.Omega, gradient)
+            v_off, _, h_off = self._entry_average(zero, law.Omega, gradient)
         else:
             v_off, h_off = 0.0, np.zeros((law.K, law.K))
         value = T * v_diag + n_off * v_off
         n_points = 2 * self.n_nodes ** 2 if n_off else self.n_nodes ** 2
         if not gradient:
-            return PotentialValue(value, zero, zero[:, None] * zero, zero[:, None] * zero,
-                                  "quadrature", n_points)
+            return _value_only(value, "quadrature", n_points)
         d_Omega = 0.5 * (T * h_diag + n_off * h_off)
         d_Psi = 0.5 * T * h_diag
         return PotentialValue(value, T * g_diag, d_Omega, d_Psi, "quadrature", n_points)
@@ -375,10 +374,8 @@ class Potential:
         s1, s2 = special.expit(b1 * nodes[:, 0]), special.expit(b2 * nodes[:, 1])
         r = s1 - s2
         value = c4 * float(w @ (r * r))          # 2 rows × 2c (σ − σ*)²
-        zero = np.zeros(law.K)
         if not gradient:
-            return PotentialValue(value, zero, zero[:, None] * zero, zero[:, None] * zero,
-                                  "quadrature", self.n_nodes ** 2)
+            return _value_only(value, "quadrature", self.n_nodes ** 2)
         # Derivatives of σ(βv): β σ(1 − σ) and β² σ(1 − σ)(1 − 2σ).
         d1, d2 = b1 * s1 * (1 - s1), b2 * s2 * (1 - s2)
         dd1, dd2 = b1 * d1 * (1 - 2 * s1), b2 * d2 * (1 - 2 * s2)
@@ -405,10 +402,8 @@ class Potential:
         losses = self.loss.value(G)
         value = float(np.mean(losses))
         stderr = float(np.std(losses) / math.sqrt(losses.size))
-        zero = np.zeros(law.K)
         if not gradient:
-            return PotentialValue(value, zero, zero[:, None] * zero, zero[:, None] * zero,
-                                  "monte_carlo", self.n_samples, stderr)
+            return _value_only(value, "monte_carlo", self.n_samples, stderr)
         grad = np.mean(self.loss.gradient(G), axis=0)
         d_mean = np.trace(grad, axis1=-2, axis2=-1)
         omega, psi = self.loss.hessian_contractions(G)
@@ -419,25 +414,29 @@ class Potential:
 
     def _nonsmooth(self, law: IndexLaw, gradient: bool) -> PotentialValue:
         both_hardmax = (self.loss.student.name, self.loss.teacher.name) == ("hardmax", "hardmax")
-        zero = np.zeros(law.K)
         if not (both_hardmax and self.T == 2 and self.method == "quadrature"):
             if gradient:
                 raise ValueError("gradients of a hardmax potential exist for T = 2 with hardmax "
                                  "on both sides only; call with gradient=False")
             G = law.transform(*self._draws())
             losses = self.loss.value(G)
-            return PotentialValue(float(np.mean(losses)), zero, zero[:, None] * zero,
-                                  zero[:, None] * zero, "monte_carlo", self.n_samples,
-                                  float(np.std(losses) / math.sqrt(losses.size)))
+            return _value_only(float(np.mean(losses)), "monte_carlo", self.n_samples,
+                               float(np.std(losses) / math.sqrt(losses.size)))
 
         def phi(lw: IndexLaw) -> float:
             return phi_hardmax_t2(lw, prefactor=self.loss.prefactor)
 
         value = phi(law)
         if not gradient:
-            return PotentialValue(value, zero, zero[:, None] * zero, zero[:, None] * zero,
-                                  "closed_form", 0)
+            return _value_only(value, "closed_form", 0)
         return _finite_difference_gradient(phi, law, value)
+
+
+def _value_only(value: float, method: str, n_points: int, stderr: float = 0.0) -> PotentialValue:
+    """Φ without gradients (asked for with ``gradient=False``): the gradients are NaN."""
+    nan = np.full(2, np.nan)
+    return PotentialValue(value, nan, np.full((2, 2), np.nan), np.full((2, 2), np.nan), method,
+                          n_points, stderr)
 
 
 def _finite_difference_gradient(phi, law: IndexLaw, value: float, *,
