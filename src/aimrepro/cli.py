@@ -7,6 +7,13 @@
 ``aimrepro threshold --T 2 --rho 0.5``
     Print ``{"rho": ..., "T": ..., "alpha_pr": ...}``, the softmax
     perfect-recovery threshold.
+``aimrepro sgd --param tied --link h2 --T 1 --d 100 --lr 0.05 --batch 256 --horizon 3 --seed 0``
+    Online SGD of paper 2 (direct S, tied W Wᵀ or untied U Vᵀ): one JSON
+    object per recorded time with the order parameters (``t_ode`` in the
+    paper's time of the parametrisation, traces t, q, Ψ, Ω, means m, p12,
+    ``overlap_ratio`` = |p12|/p22), then a last line with
+    ``weak_recovery_time`` (t_ode at which the overlap ratio first reaches
+    ``--threshold``, null if never) and ``blew_up``.
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
@@ -28,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["CHANNEL_NAMES", "build_parser", "main"]
+__all__ = ["CHANNEL_NAMES", "LINK_NAMES", "PARAMETRISATIONS", "build_parser", "main"]
 
 #: Output channels the ``se`` command accepts; equal to the registry names of
 #: ``aimrepro.channels`` (a unit test checks this), listed here so that the
@@ -36,6 +43,12 @@ __all__ = ["CHANNEL_NAMES", "build_parser", "main"]
 CHANNEL_NAMES = ("softmax", "hardmax", "hardmax_paper")
 #: Channels defined for T = 2 only (paper1.md §3.4).
 _T2_ONLY_CHANNELS = ("hardmax", "hardmax_paper")
+#: Links and parametrisations of ``sgd``; equal to aimrepro.dynamics.losses.LINK_NAMES and
+#: aimrepro.dynamics.sgd.PARAMETRISATIONS (a unit test checks this).
+LINK_NAMES = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
+PARAMETRISATIONS = ("direct", "tied", "untied")
+#: Row-wise links act on rows of T >= 2 tokens (paper2.md §1).
+_ROW_LINKS = ("softmax", "hardmax")
 
 
 class _OneLineArgumentParser(argparse.ArgumentParser):
@@ -58,15 +71,25 @@ def _integer_at_least(minimum: int):
     return parse
 
 
-def _positive_finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a finite number > 0, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return value
+def _finite_number(minimum: float, *, strict: bool):
+    """Parser of a finite number > minimum (strict) or >= minimum."""
+    relation = ">" if strict else ">="
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number {relation} {minimum:g}, got {text!r}") from None
+        if not (math.isfinite(value) and (value > minimum if strict else value >= minimum)):
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number {relation} {minimum:g}, got {text}")
+        return value
+    return parse
+
+
+_positive_finite = _finite_number(0.0, strict=True)
+_nonnegative_finite = _finite_number(0.0, strict=False)
 
 
 def _existing_file(text: str) -> Path:
@@ -84,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Theory queries and provenance audits for the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{se,threshold,provenance}")
+                                     metavar="{se,threshold,sgd,provenance}")
 
     se = commands.add_parser(
         "se", help="solve the Bayes-optimal state evolution at given sample ratios",
@@ -108,6 +131,44 @@ def build_parser() -> argparse.ArgumentParser:
                            metavar="T", help="sequence length, integer >= 2")
     threshold.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
                            help="width ratio rho = r/d, finite > 0")
+
+    sgd = commands.add_parser(
+        "sgd", help="online SGD of paper 2 (direct, tied or untied attention)",
+        description="Run online SGD against a fresh teacher; print the order parameters at "
+                    "each recorded time as one JSON object per line, then a summary line "
+                    "with weak_recovery_time (t_ode units) and blew_up.")
+    sgd.add_argument("--param", required=True, choices=PARAMETRISATIONS,
+                     help="parametrisation of the student: S itself, W Wᵀ or U Vᵀ")
+    sgd.add_argument("--link", required=True, choices=LINK_NAMES,
+                     help="output link of student (and teacher); h1 = linear")
+    sgd.add_argument("--T", dest="T", required=True, type=_integer_at_least(1), metavar="T",
+                     help="tokens per sequence, integer >= 1 (softmax, hardmax: >= 2)")
+    sgd.add_argument("--d", required=True, type=_integer_at_least(2), metavar="D",
+                     help="dimension, integer >= 2")
+    sgd.add_argument("--lr", required=True, type=_positive_finite, metavar="A",
+                     help="step size of one minibatch step, finite > 0")
+    sgd.add_argument("--batch", required=True, type=_integer_at_least(1), metavar="B",
+                     help="minibatch size, integer >= 1")
+    sgd.add_argument("--horizon", required=True, type=_positive_finite, metavar="H",
+                     help="final time in t_ode units (tied 4·lr·steps/d, direct and untied "
+                          "lr·steps/d), finite > 0")
+    sgd.add_argument("--seed", required=True, type=_integer_at_least(0), metavar="S",
+                     help="replicate seed, integer >= 0 (teacher, student and data derive from it)")
+    sgd.add_argument("--rho", type=_positive_finite, default=0.5, metavar="RHO",
+                     help="width ratio r/d of teacher and student factors, finite > 0 "
+                          "(default 0.5)")
+    sgd.add_argument("--beta", type=_positive_finite, default=1.0, metavar="BETA",
+                     help="softmax inverse temperature, finite > 0 (default 1)")
+    sgd.add_argument("--teacher-link", choices=LINK_NAMES, default=None,
+                     help="teacher link if different from --link (e.g. hardmax)")
+    sgd.add_argument("--weight-decay", type=_nonnegative_finite, default=0.0, metavar="GAMMA",
+                     help="weight decay gamma, finite >= 0 (default 0)")
+    sgd.add_argument("--normalisation", choices=("unit_variance", "aim"), default="unit_variance",
+                     help="teacher/student scaling (default unit_variance: index variance 1)")
+    sgd.add_argument("--records", type=_integer_at_least(2), default=101, metavar="N",
+                     help="records on a uniform t_ode grid including 0 and H (default 101)")
+    sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
+                     help="weak-recovery threshold on |p12|/p22 (default 0.3)")
 
     provenance = commands.add_parser(
         "provenance", help="print the lineage tree of a result or figure",
@@ -133,6 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_se(args, subparser)
     if args.command == "threshold":
         return _run_threshold(args)
+    if args.command == "sgd":
+        _check_sgd_arguments(args, subparser)
+        return _run_sgd(args, subparser)
     return _run_provenance(args, subparser)
 
 
@@ -169,6 +233,59 @@ def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     except ValueError as err:
         # The package's own argument checks (STYLE §2.1): report as usage errors.
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    return 0
+
+
+def _check_sgd_arguments(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    teacher_link = args.teacher_link or args.link
+    if args.link == "hardmax":
+        subparser.error("argument --link: hardmax is piecewise constant and has no SGD dynamics; "
+                        "use softmax (large --beta) with --teacher-link hardmax")
+    if (args.link in _ROW_LINKS) != (teacher_link in _ROW_LINKS):
+        subparser.error(f"argument --teacher-link: {teacher_link} and --link {args.link} must both "
+                        f"be row-wise (softmax, hardmax) or both elementwise")
+    if args.link in _ROW_LINKS and args.T < 2:
+        subparser.error(f"argument --T: must be >= 2 for link {args.link}, got {args.T}")
+    if args.beta != 1.0 and "softmax" not in (args.link, teacher_link):
+        subparser.error(f"argument --beta: applies to the softmax link only, not {args.link}")
+
+
+def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    import numpy as np
+
+    from aimrepro.dynamics.sgd import ProblemSpec, SGDRun, SGDSettings
+
+    try:
+        spec = ProblemSpec(args.param, args.link, args.T, args.d, rho=args.rho, beta=args.beta,
+                           teacher_link=args.teacher_link, normalisation=args.normalisation)
+        settings = SGDSettings(lr=args.lr, batch=args.batch, horizon=args.horizon,
+                               weight_decay=args.weight_decay, n_records=args.records)
+    except ValueError as err:
+        subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    trajectory = SGDRun(spec, settings, args.seed).run()
+    for i in range(len(trajectory)):
+        op = trajectory.at(i)
+        record: dict[str, Any] = {name: trajectory.extra[name][i]
+                                  for name in ("n_steps", "n_samples")}
+        record["t_ode"] = trajectory.t_ode[i]
+        record["t_fast"] = trajectory.extra["t_fast"][i]
+        record.update({"t1": op.trace[0], "t2": op.trace[1],
+                       "q11": op.q[0, 0], "q12": op.q[0, 1], "q22": op.q[1, 1],
+                       "Psi11": op.Psi[0, 0], "Psi12": op.Psi[0, 1], "Psi22": op.Psi[1, 1],
+                       "Omega11": op.Omega[0, 0], "Omega12": op.Omega[0, 1],
+                       "Omega22": op.Omega[1, 1]})
+        m = op.mean(args.d)
+        record.update({"m1": m[0], "m2": m[1], "p12": op.p_Psi[0, 1], "p22": op.p_Omega[1, 1],
+                       "overlap_ratio": op.overlap_ratio,
+                       "batch_loss": trajectory.extra["batch_loss"][i]})
+        for name in ("tA", "tB"):
+            if name in trajectory.extra:
+                record[name] = trajectory.extra[name][i]
+        _print_json(record)
+    _print_json({"weak_recovery_time": trajectory.weak_recovery_time(args.threshold),
+                 "threshold": args.threshold, "blew_up": bool(trajectory.blew_up),
+                 "t_blowup": None if not trajectory.blew_up else float(trajectory.t_blowup),
+                 "n_steps": int(np.max(trajectory.extra["n_steps"]))})
     return 0
 
 

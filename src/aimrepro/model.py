@@ -8,6 +8,10 @@ tokens; a symmetric S ∈ R^{d×d} defines the T×T indices
 and the label is y = g(h).  The teacher is S* = W Wᵀ/√(r d) with W ∈ R^{d×r}
 Gaussian, r = ρ d.
 
+Paper 2 (``paper2.md`` §1) adds the Hermite links h₁, h₂, h₃ (applied entry
+by entry) and uncentered indices of non-symmetric matrices S = L Rᵀ;
+:func:`indices_from_factors` covers both.
+
 Numerics
 --------
 Everything is a contraction of the token array X (n, T, d) with a d×d matrix
@@ -24,7 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_softmax
 
-LINKS = ("softmax", "hardmax", "linear")
+LINKS = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
+
+#: Normalised probabilists' Hermite polynomials h_k = He_k/√(k!) (paper2.md §1, Fig. 2):
+#: E h_k(Z)² = 1 and E h_j(Z) h_k(Z) = 0 for Z ~ N(0, 1).
+HERMITE_LINKS = {"h1": 1, "h2": 2, "h3": 3}
 
 
 def _check_positive_int(name, value, minimum=1):
@@ -103,8 +111,49 @@ def indices_from_factor(X: np.ndarray, W: np.ndarray, scale: float) -> np.ndarra
     return scale * h / math.sqrt(d)
 
 
+def indices_from_factors(X: np.ndarray, left: np.ndarray, right: np.ndarray | None = None, *,
+                         scale: float = 1.0, shift: float = 0.0,
+                         centered: bool = True) -> np.ndarray:
+    """Indices of S = scale · L Rᵀ + shift · I without forming S: O(n T d r + n T² d).
+
+    h_ab = (x_aᵀ S x_b − [centered] δ_ab Tr S)/√d (``paper2.md`` §1: the
+    centered index of tied and direct attention, the uncentered one of
+    untied attention S = U Vᵀ).  ``right=None`` means R = L (symmetric S).
+    """
+    X = np.asarray(X, dtype=float)
+    n, T, d = X.shape
+    if left.shape[0] != d or (right is not None and right.shape != left.shape):
+        raise ValueError(f"factors must be ({d}, r) to match the tokens, got {left.shape} "
+                         f"and {None if right is None else right.shape}")
+    flat = X.reshape(n * T, d)
+    P = (flat @ left).reshape(n, T, -1)
+    Q = P if right is None else (flat @ right).reshape(n, T, -1)
+    h = scale * np.matmul(P, np.swapaxes(Q, 1, 2))
+    if shift:
+        h += shift * np.matmul(X, np.swapaxes(X, 1, 2))
+    if centered:
+        trace = scale * np.sum(left * (left if right is None else right)) + shift * d
+        h[:, np.arange(T), np.arange(T)] -= trace
+    return h / math.sqrt(d)
+
+
+def hermite_link(z: np.ndarray, order: int) -> np.ndarray:
+    """h_k(z) = He_k(z)/√(k!) for k = 1, 2, 3: z, (z² − 1)/√2, (z³ − 3z)/√6."""
+    z = np.asarray(z, dtype=float)
+    if order == 1:
+        return z.copy()
+    if order == 2:
+        return (z * z - 1.0) / math.sqrt(2.0)
+    if order == 3:
+        return (z * z * z - 3.0 * z) / math.sqrt(6.0)
+    raise ValueError(f"Hermite order must be 1, 2 or 3, got {order!r}")
+
+
 def apply_link(h: np.ndarray, link: str, *, beta: float = 1.0) -> np.ndarray:
-    """Labels y = g(h) for the links of §1.3: row softmax(β h), row one-hot argmax, or h itself."""
+    """Labels y = g(h): row softmax(β h), row one-hot argmax, h itself, or h_k entry by entry.
+
+    ``linear`` and ``h1`` are the same map (paper 1 and paper 2 names).
+    """
     h = np.asarray(h, dtype=float)
     if link == "softmax":
         if not (math.isfinite(beta) and beta > 0):
@@ -115,4 +164,6 @@ def apply_link(h: np.ndarray, link: str, *, beta: float = 1.0) -> np.ndarray:
         return (winners[..., None] == np.arange(h.shape[-1])).astype(float)
     if link == "linear":
         return h.copy()
+    if link in HERMITE_LINKS:
+        return hermite_link(h, HERMITE_LINKS[link])
     raise ValueError(f"link must be one of {LINKS}, got {link!r}")

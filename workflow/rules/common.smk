@@ -129,6 +129,10 @@ CLAIM_TOPICS = [
     # for both hardmax channels, rho -> infinity line, softmax collapse in T.
     "paper1_theory",
 ]
+if "paper2" in config:
+    # Rule claims_paper2_dynamics (dynamics.smk, issue 5): Theorem-1 gap, initial
+    # slope of p12, weak-recovery times of tied and direct attention.
+    CLAIM_TOPICS.append("paper2_dynamics")
 
 
 def claim_fragment_path(scale, topic):
@@ -154,6 +158,10 @@ def claim_fragments(scale):
 # ---------------------------------------------------------------------------
 
 FIGURES = ["paper1_fig1", "paper1_fig2"]
+# Paper 2 dynamics, part 1 (dynamics.smk): drawn when the config has a paper2 section.
+PAPER2_FIGURES = ["paper2_fig2", "paper2_figS1", "paper2_figS2", "paper2_figS3"]
+if "paper2" in config:
+    FIGURES += PAPER2_FIGURES
 
 
 def figure_files(scale, name):

@@ -1,0 +1,44 @@
+"""Rule sgd_run: one online-SGD run -> CSV trajectory + sidecar.
+
+Wildcards name the problem and optimiser (dynamics.smk); the science is
+``aimrepro.dynamics.sgd.SGDRun``.
+"""
+
+import time
+from dataclasses import asdict
+
+from _job import run_job
+
+from aimrepro.dynamics.sgd import ProblemSpec, SGDRun, SGDSettings
+from aimrepro.provenance import write_table
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        wc = smk.wildcards
+        spec = ProblemSpec(wc.param, wc.link, int(wc.T), int(wc.d), rho=float(wc.rho),
+                           normalisation=wc.normalisation)
+        settings = SGDSettings(lr=float(wc.lr), batch=int(wc.B), horizon=float(wc.horizon),
+                               weight_decay=float(wc.wd), n_records=int(wc.records),
+                               stop_overlap=None if wc.stop == "none" else float(wc.stop))
+        cpu_start = time.process_time()
+        trajectory = SGDRun(spec, settings, int(wc.seed)).run(progress_every=10)
+        cpu_seconds = time.process_time() - cpu_start
+        write_table(smk.output.table, trajectory.columns())
+        threshold = smk.config["paper2"]["threshold"]
+        diagnostics = {
+            "converged": not trajectory.blew_up,
+            "blew_up": trajectory.blew_up,
+            "t_blowup": None if not trajectory.blew_up else trajectory.t_blowup,
+            "n_steps": int(trajectory.extra["n_steps"][-1]),
+            "weak_recovery_time": trajectory.weak_recovery_time(threshold),
+            "threshold": threshold,
+            "cpu_seconds": cpu_seconds,
+        }
+        job.log.info("diagnostics %s", diagnostics)
+        job.write_sidecar(smk.output.table, diagnostics=diagnostics, seed=int(wc.seed),
+                          extra_params={"spec": asdict(spec), "settings": asdict(settings)})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive
