@@ -162,6 +162,14 @@ FIGURES = ["paper1_fig1", "paper1_fig2"]
 PAPER2_FIGURES = ["paper2_fig2", "paper2_figS1", "paper2_figS2", "paper2_figS3"]
 if "paper2" in config:
     FIGURES += PAPER2_FIGURES
+# Paper 2, part 2 (moments.smk): the moment hierarchy, planned when the paper2
+# section has figure1, figure4 and figureS6.
+PAPER2_MOMENT_FIGURES = ["paper2_fig1", "paper2_fig4", "paper2_figS6"]
+if all(key in config.get("paper2", {}) for key in ("figure1", "figure4", "figureS6")):
+    FIGURES += PAPER2_MOMENT_FIGURES
+    # Rule claims_paper2_moments (moments.smk, issue 6): exponential decay of the
+    # truncation error in M, its horizon, matrix flow and Riccati against SGD.
+    CLAIM_TOPICS.append("paper2_moments")
 
 
 def figure_files(scale, name):

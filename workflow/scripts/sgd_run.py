@@ -1,7 +1,7 @@
-"""Rule sgd_run: one online-SGD run -> CSV trajectory + sidecar.
+"""Rules sgd_run and sgd_run_prefactor: one online-SGD run -> CSV trajectory + sidecar.
 
-Wildcards name the problem and optimiser (dynamics.smk); the science is
-``aimrepro.dynamics.sgd.SGDRun``.
+Wildcards name the problem and optimiser (dynamics.smk; moments.smk adds the
+loss prefactor ``c``); the science is ``aimrepro.dynamics.sgd.SGDRun``.
 """
 
 import time
@@ -16,8 +16,10 @@ from aimrepro.provenance import write_table
 def main(smk) -> None:
     with run_job(smk) as job:
         wc = smk.wildcards
+        # Rule sgd_run_prefactor (moments.smk) adds the loss prefactor c as a wildcard.
+        prefactor = {} if wc.get("c") is None else {"loss_prefactor": float(wc.c)}
         spec = ProblemSpec(wc.param, wc.link, int(wc.T), int(wc.d), rho=float(wc.rho),
-                           normalisation=wc.normalisation)
+                           normalisation=wc.normalisation, **prefactor)
         settings = SGDSettings(lr=float(wc.lr), batch=int(wc.B), horizon=float(wc.horizon),
                                weight_decay=float(wc.wd), n_records=int(wc.records),
                                stop_overlap=None if wc.stop == "none" else float(wc.stop))

@@ -28,4 +28,12 @@ Modules, from the bottom up:
     the initial state of an SGD replicate.
 :mod:`~aimrepro.dynamics.experiments`, :mod:`~aimrepro.dynamics.claims`
     The result tables of Figures S1, S2 and the ``paper2_dynamics`` claim rows.
+:mod:`~aimrepro.dynamics.moments`
+    The tied matrix-moment hierarchy over bracelet classes of words
+    (:class:`WordBasis`, :func:`hierarchy_rhs`), its zero truncations
+    (:func:`solve_truncation`), and the exactly solvable Riccati case
+    (:func:`riccati_solution`, :func:`spectral_first_moment`,
+    :func:`explicit_truncation`), ``paper2.md`` §4.
+:mod:`~aimrepro.dynamics.moment_experiments`, :mod:`~aimrepro.dynamics.moment_claims`
+    The result tables of Figures 1, 4, S6 and the ``paper2_moments`` claim rows.
 """
