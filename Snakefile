@@ -38,6 +38,7 @@ wildcard_constraints:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/theory.smk"
+include: "workflow/rules/amp.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 
