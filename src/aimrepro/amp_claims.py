@@ -61,7 +61,7 @@ def _agreement_row(curves, tables, channel, label, note_extra=""):
             inside += 1
         else:
             outside += 1
-        score = gap / std if std > 0 else math.inf
+        score = gap - SPREAD_FACTOR * std - AGREEMENT_FLOOR  # > 0: outside the allowed band
         if worst is None or score > worst[0]:
             worst = (score, curve, alpha, mean, std, se_value)
     total = inside + outside
