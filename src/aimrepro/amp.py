@@ -70,7 +70,7 @@ from .model import indices, plug_in_test_error
 
 # The extended-range denoising error (quadrature inside [DELTA_MIN, DELTA_MAX],
 # the asymptotic forms outside) is the state evolution's; AMP must use the same.
-from .state_evolution import _mmse_any
+from .state_evolution import _mmse_any, se_curve
 
 #: An estimate with ‖Ŝ‖²_F/d above this multiple of Q0 = E‖S‖²_F/d has diverged.
 DIVERGENCE_NORM_FACTOR = 100.0
@@ -469,8 +469,6 @@ def summary_table(channel_name: str, T: int, rho: float, alphas, runs, *, beta: 
     channel (for ``hardmax_paper`` the published formula's).  Unconverged
     runs are never averaged with converged ones.
     """
-    from .state_evolution import se_curve
-
     alphas = np.asarray(alphas, dtype=float)
     if len(runs) != alphas.size:
         raise ValueError(f"runs must hold one list per alpha: {len(runs)} lists for {alphas.size} alphas")

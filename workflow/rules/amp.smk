@@ -146,7 +146,7 @@ rule amp_summary:
         d="[0-9]+",
         n="[0-9]+",
     params:
-        curve=lambda wildcards: {k: v for k, v in amp_curve_of(wildcards).items() if k != "runs"},
+        curve=lambda wildcards: amp_curve_params([amp_curve_of(wildcards)])[0],
     threads: 1
     resources:
         mem_mb=1000,
@@ -168,8 +168,7 @@ if amp_curves(SCALE):
             table="results/{scale}/claims/paper1_amp.tsv",
             sidecar="results/{scale}/claims/paper1_amp.json",
         params:
-            curves=lambda wildcards: [{k: v for k, v in c.items() if k != "runs"}
-                                      for c in amp_curves(wildcards.scale)],
+            curves=lambda wildcards: amp_curve_params(amp_curves(wildcards.scale)),
         log:
             "results/{scale}/logs/claims/paper1_amp.log",
         threads: 1

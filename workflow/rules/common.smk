@@ -218,6 +218,11 @@ def amp_curves(scale):
     return figure1_amp_curves(scale) + figure2_amp_curves(scale)
 
 
+def amp_curve_params(curves):
+    """Curves as rule params: everything but the list of run paths (those are inputs)."""
+    return [{k: v for k, v in curve.items() if k != "runs"} for curve in curves]
+
+
 # ---------------------------------------------------------------------------
 # Claims: one TSV fragment per topic, merged by rule `claims` (report.smk).
 # A topic's rule is named claims_<topic> and writes

@@ -25,8 +25,7 @@ rule paper1_fig1:
         channels=config["paper1"]["figure1"]["channels"],
         T=config["paper1"]["figure1"]["T"],
         small_width_limit=config["paper1"]["figure1"]["right"]["small_width_limit"],
-        amp_curves=lambda wildcards: [{k: v for k, v in c.items() if k != "runs"}
-                                      for c in figure1_amp_curves(wildcards.scale)],
+        amp_curves=lambda wildcards: amp_curve_params(figure1_amp_curves(wildcards.scale)),
     log:
         "results/{scale}/logs/figures/paper1_fig1.log",
     threads: 1
@@ -56,8 +55,7 @@ rule paper1_fig2:
         sidecar="figures/{scale}/paper1_fig2.json",
     params:
         curves=lambda wildcards: figure2_curves(wildcards.scale),
-        amp_curves=lambda wildcards: [{k: v for k, v in c.items() if k != "runs"}
-                                      for c in figure2_amp_curves(wildcards.scale)],
+        amp_curves=lambda wildcards: amp_curve_params(figure2_amp_curves(wildcards.scale)),
     log:
         "results/{scale}/logs/figures/paper1_fig2.log",
     threads: 1
