@@ -14,6 +14,11 @@
     ``overlap_ratio`` = |p12|/p22), then a last line with
     ``weak_recovery_time`` (t_ode at which the overlap ratio first reaches
     ``--threshold``, null if never) and ``blew_up``.
+``aimrepro amp --channel hardmax --T 2 --rho 0.5 --alpha 0.3 --d 100 --seed 1``
+    Sample an AIM dataset (teacher, training and test sequences; the seed
+    is the base seed, ``--replicate`` the draw index of a result path), run
+    GAMP-RIE and print one JSON object: ``error, generalisation_error,
+    iterations, converged, se_mmse``.
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
@@ -107,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Theory queries and provenance audits for the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{se,threshold,sgd,provenance}")
+                                     metavar="{se,threshold,amp,sgd,provenance}")
 
     se = commands.add_parser(
         "se", help="solve the Bayes-optimal state evolution at given sample ratios",
@@ -169,6 +174,31 @@ def build_parser() -> argparse.ArgumentParser:
                      help="records on a uniform t_ode grid including 0 and H (default 101)")
     sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
                      help="weak-recovery threshold on |p12|/p22 (default 0.3)")
+    amp = commands.add_parser(
+        "amp", help="sample an AIM dataset and run GAMP-RIE on it",
+        description="Sample a teacher and n = round(alpha d^2) sequences, run GAMP-RIE, "
+                    "print one JSON object.")
+    amp.add_argument("--channel", required=True, choices=CHANNEL_NAMES,
+                     help="output channel; hardmax_paper runs the published g_out (erratum B1) "
+                          "on data of the correct hardmax model")
+    amp.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T",
+                     help="sequence length, integer >= 2 (hardmax channels: T = 2)")
+    amp.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
+                     help="width ratio rho = r/d, finite > 0")
+    amp.add_argument("--alpha", required=True, type=_positive_finite, metavar="ALPHA",
+                     help="sample ratio alpha = n/d^2, finite > 0")
+    amp.add_argument("--d", dest="d", required=True, type=_integer_at_least(4), metavar="D",
+                     help="token dimension, integer >= 4")
+    amp.add_argument("--seed", required=True, type=_integer_at_least(0), metavar="SEED",
+                     help="base seed, integer >= 0 (the config's `seed`)")
+    amp.add_argument("--replicate", type=_integer_at_least(0), default=0, metavar="K",
+                     help="index of the independent draw, integer >= 0 (default 0)")
+    amp.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
+                     help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
+    amp.add_argument("--test-samples", type=_integer_at_least(1), default=1000, metavar="N",
+                     help="size of the fresh test set (default 1000)")
+    amp.add_argument("--max-iter", type=_integer_at_least(1), default=500, metavar="N",
+                     help="iteration cap (default 500)")
 
     provenance = commands.add_parser(
         "provenance", help="print the lineage tree of a result or figure",
@@ -197,7 +227,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "sgd":
         _check_sgd_arguments(args, subparser)
         return _run_sgd(args, subparser)
+    if args.command == "amp":
+        _check_se_arguments(args, subparser)
+        _check_amp_size(args, subparser)
+        return _run_amp(args, subparser)
     return _run_provenance(args, subparser)
+
+
+#: Largest n T d (tokens times dimension) the ``amp`` command accepts: 8 bytes
+#: each, a few copies live at once; 2e8 keeps a run within a few GB.
+MAX_AMP_TOKEN_ENTRIES = 2 * 10**8
+
+
+def _check_amp_size(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    n = round(args.alpha * args.d * args.d)
+    if n < 1:
+        subparser.error(f"argument --alpha: alpha d^2 must round to at least one sequence, "
+                        f"got alpha={args.alpha}, d={args.d}")
+    if n * args.T * args.d > MAX_AMP_TOKEN_ENTRIES:
+        subparser.error(f"argument --alpha: n T d = {n * args.T * args.d:.3g} exceeds "
+                        f"{MAX_AMP_TOKEN_ENTRIES:.0e} (use the workflow for runs this large)")
 
 
 def _check_se_arguments(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
@@ -286,6 +335,26 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
                  "threshold": args.threshold, "blew_up": bool(trajectory.blew_up),
                  "t_blowup": None if not trajectory.blew_up else float(trajectory.t_blowup),
                  "n_steps": int(np.max(trajectory.extra["n_steps"]))})
+    return 0
+
+
+def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    from aimrepro.amp import CHANNEL_LINK, run_on_dataset
+    from aimrepro.channels import make_channel
+    from aimrepro.data import DatasetSpec, sample_dataset
+    from aimrepro.state_evolution import solve_se
+
+    beta = (1.0 if args.beta is None else args.beta) if args.channel == "softmax" else None
+    try:
+        spec = DatasetSpec(link=CHANNEL_LINK[args.channel], T=args.T, rho=args.rho, d=args.d,
+                           alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta)
+        run = run_on_dataset(sample_dataset(spec, args.seed), args.channel, max_iter=args.max_iter)
+        se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
+    except ValueError as err:
+        subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    summary = run.summary()
+    _print_json({key: summary[key] for key in ("error", "generalisation_error", "iterations", "converged")}
+                | {"se_mmse": se_mmse})
     return 0
 
 

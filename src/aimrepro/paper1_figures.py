@@ -33,13 +33,18 @@ from aimrepro.plotting import (
 )
 
 __all__ = [
+    "AMP_LABELS",
+    "AMP_MARKERS",
+    "AMP_T_MARKERS",
     "CHANNEL_LABELS",
     "CHANNEL_LINESTYLES",
     "MarkerSeries",
     "SECurve",
+    "amp_marker_series",
     "draw_figure1",
     "draw_figure2",
     "se_curve_from_table",
+    "unconverged_runs",
 ]
 
 #: Line style per output channel.  In Figure 1 both hardmax channels share a
@@ -50,6 +55,10 @@ CHANNEL_LABELS = {
     "hardmax": "corrected derivative",
     "softmax": "softmax",
 }
+#: AMP marker per channel in Figure 1 (published style: the paper's dots) and per T in Figure 2.
+AMP_MARKERS = {"hardmax_paper": "o", "hardmax": "s", "softmax": "o"}
+AMP_LABELS = {"hardmax_paper": "AMP, published $g_{out}$ (B1)", "hardmax": "AMP, corrected $g_{out}$"}
+AMP_T_MARKERS = {2: "o", 3: "s", 4: "^", 5: "v", 6: "D"}
 _THRESHOLD_COLOUR = "0.55"
 _ERROR_LABEL = "Estimation error"
 
@@ -86,14 +95,50 @@ class SECurve:
 
 @dataclass(frozen=True)
 class MarkerSeries:
-    """Simulation points with error bars (e.g. AMP or GD over seeds)."""
+    """Simulation points with error bars (e.g. AMP or GD over seeds).
+
+    ``filled=False`` draws hollow markers: the mean of runs that did not
+    converge, shown apart from the converged mean (never averaged into it).
+    """
 
     x: np.ndarray
     y: np.ndarray
     yerr: np.ndarray | None
     label: str | None
-    colour: str
+    colour: str | None
     marker: str = "o"
+    filled: bool = True
+    #: With ``colour=None`` the figure colours the points as the curves of this ρ.
+    rho: float | None = None
+
+
+def amp_marker_series(table: Mapping[str, np.ndarray], *, x_scale: float = 1.0, colour: str | None = None,
+                      rho: float | None = None, marker: str = "o",
+                      label: str | None = None) -> list[MarkerSeries]:
+    """Markers of one AMP summary table (``aimrepro.amp.summary_table``).
+
+    Filled: mean ± std over the converged runs at each α.  Hollow, no error
+    bar: the mean final error of the runs that stopped at the iteration cap,
+    where there are any.  Diverged runs have no error to draw; they are
+    counted by :func:`unconverged_runs`.  ``x_scale`` multiplies α (e.g.
+    T² + T − 2 for the collapse axis); ``colour`` or ``rho`` as in
+    :class:`MarkerSeries`.
+    """
+    x = np.asarray(table["alpha"], float) * x_scale
+    mean = np.asarray(table["error_mean"], float)
+    stalled = np.asarray(table["unconverged_mean"], float)
+    ok = np.isfinite(mean)
+    series = [MarkerSeries(x[ok], mean[ok], np.asarray(table["error_std"], float)[ok], label, colour, marker,
+                           rho=rho)]
+    bad = np.isfinite(stalled)
+    if bad.any():
+        series.append(MarkerSeries(x[bad], stalled[bad], None, None, colour, marker, filled=False, rho=rho))
+    return series
+
+
+def unconverged_runs(table: Mapping[str, np.ndarray]) -> int:
+    """Runs of a summary table that did not converge (iteration cap or divergence)."""
+    return int(np.sum(np.asarray(table["n_runs"]) - np.asarray(table["n_converged"])))
 
 
 def se_curve_from_table(columns: Mapping[str, np.ndarray], *, channel: str, rho: float,
@@ -141,16 +186,25 @@ def _draw_curves(ax: Axes, curves: Sequence[SECurve], colours: Mapping[float, st
     return n_unconverged
 
 
-def _draw_markers(ax: Axes, series: Sequence[MarkerSeries]) -> None:
+def _draw_markers(ax: Axes, series: Sequence[MarkerSeries], colours: Mapping[float, str] | None = None) -> None:
     for points in series:
-        ax.errorbar(points.x, points.y, yerr=points.yerr, color=points.colour,
-                    marker=points.marker, markersize=MARKER_SIZE, linestyle="none",
-                    elinewidth=ERRORBAR_WIDTH, label=points.label)
+        style = ({"markersize": MARKER_SIZE} if points.filled else
+                 {"markersize": 1.6 * MARKER_SIZE, "markerfacecolor": "none", "markeredgewidth": 0.6})
+        colour = points.colour
+        if colour is None:
+            if colours is None or points.rho not in colours:
+                raise ValueError(f"marker series for rho={points.rho} has no colour and no curve of that rho")
+            colour = colours[points.rho]
+        ax.errorbar(points.x, points.y, yerr=points.yerr, color=colour,
+                    marker=points.marker, linestyle="none",
+                    elinewidth=ERRORBAR_WIDTH, label=points.label, **style)
 
 
 def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
                  thresholds: Mapping[str, float] | None = None,
-                 *, left_markers: Sequence[MarkerSeries] = ()) -> tuple[Figure, int]:
+                 *, left_markers: Sequence[MarkerSeries] = (),
+                 marker_legend: Mapping[str, str] | None = None,
+                 n_unconverged_runs: int = 0) -> tuple[Figure, int]:
     """Paper 1, Figure 1: hardmax T = 2.
 
     Parameters
@@ -163,7 +217,11 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
         Weak-recovery thresholds ᾱ_c of the ρ → 0 limit, drawn as thin grey
         vertical lines in the channel's line style.
     left_markers : sequence of MarkerSeries
-        Simulation points for the left panel (AMP, later).
+        Simulation points for the left panel (AMP), coloured per ρ.
+    marker_legend : mapping of legend label to marker symbol, optional
+        One grey legend entry per kind of marker (e.g. AMP per channel).
+    n_unconverged_runs : int
+        Simulation runs that did not converge, written on the figure.
 
     Returns
     -------
@@ -177,7 +235,7 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
         colours = rho_colours(c.rho for c in (*left, *right) if not c.is_limit)
         n_unconverged = _draw_curves(ax_left, left, colours)
         n_unconverged += _draw_curves(ax_right, right, colours)
-        _draw_markers(ax_left, left_markers)
+        _draw_markers(ax_left, left_markers, colours)
         for channel, value in thresholds.items():
             ax_right.axvline(value, color=_THRESHOLD_COLOUR, linewidth=0.6,
                              linestyle=CHANNEL_LINESTYLES.get(channel, "-"), zorder=0)
@@ -197,15 +255,19 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
         if thresholds:
             handles.append(Line2D([], [], color=_THRESHOLD_COLOUR, linewidth=0.6,
                                   label=r"$\bar\alpha_c$ ($\rho \to 0$)"))
+        for label, marker in (marker_legend or {}).items():
+            handles.append(Line2D([], [], color="0.3", marker=marker, markersize=MARKER_SIZE + 1,
+                                  linestyle="none", label=label))
         ax_right.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5),
                         frameon=False, fontsize=6.5, handlelength=2.2)
-        annotate_unconverged(fig, n_unconverged)
+        annotate_unconverged(fig, n_unconverged, n_unconverged_runs)
     return fig, n_unconverged
 
 
 def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
                  left_markers: Sequence[MarkerSeries] = (),
-                 right_markers: Sequence[MarkerSeries] = ()) -> tuple[Figure, int]:
+                 right_markers: Sequence[MarkerSeries] = (),
+                 n_unconverged_runs: int = 0) -> tuple[Figure, int]:
     """Paper 1, Figure 2: softmax, β = 1.
 
     Parameters
@@ -216,7 +278,9 @@ def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
     right : sequence of SECurve
         Error vs ᾱ_T = α (T² + T − 2) (linear, [0.01, 1] × [0, 2.1]), black.
     left_markers, right_markers : sequence of MarkerSeries
-        Simulation points (AMP, GD; later issues).
+        Simulation points (AMP, GD); labelled ones get a legend entry on the right panel.
+    n_unconverged_runs : int
+        Simulation runs that did not converge, written on the figure.
 
     Returns
     -------
@@ -235,7 +299,7 @@ def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
         for curve in right:
             n_unconverged += plot_theory(ax_right, curve.x, curve.mmse, curve.converged,
                                          colour=LIMIT_COLOUR)
-        _draw_markers(ax_left, left_markers)
+        _draw_markers(ax_left, left_markers, colours)
         _draw_markers(ax_right, right_markers)
 
         ax_left.set(xlim=(0, 0.28), ylim=(0, 1.1), xlabel=r"$\alpha = n/d^2$",
@@ -243,5 +307,7 @@ def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
         ax_left.legend(loc="upper right", frameon=False, fontsize=8)
         ax_right.set(xlim=(0.01, 1), ylim=(0, 2.1),
                      xlabel=r"$\bar\alpha_T = \alpha\,(T^2+T-2)$", ylabel=_ERROR_LABEL)
-        annotate_unconverged(fig, n_unconverged)
+        if any(points.label for points in right_markers):
+            ax_right.legend(loc="upper right", frameon=False, fontsize=6.5)
+        annotate_unconverged(fig, n_unconverged, n_unconverged_runs)
     return fig, n_unconverged

@@ -171,12 +171,20 @@ def plot_theory(
     return int(bad.sum())
 
 
-def annotate_unconverged(fig: Figure, n_unconverged: int) -> None:
-    """Write the number of unconverged theory points at the figure's top right (if any)."""
+def annotate_unconverged(fig: Figure, n_unconverged: int, n_unconverged_runs: int = 0) -> None:
+    """Write the numbers of unconverged theory points and simulation runs at the figure's top right (if any).
+
+    Unconverged simulation runs (e.g. AMP stopped at its iteration cap) are
+    drawn as hollow markers apart from the converged mean.
+    """
+    parts = []
     if n_unconverged > 0:
+        parts.append(f"{n_unconverged} unconverged SE point(s): hollow red circles")
+    if n_unconverged_runs > 0:
+        parts.append(f"{n_unconverged_runs} unconverged simulation run(s): hollow markers")
+    if parts:
         # As a suptitle, so that tight_layout reserves room for it.
-        fig.suptitle(f"{n_unconverged} unconverged SE point(s): hollow red circles",
-                     x=0.995, ha="right", fontsize=6, color="red")
+        fig.suptitle("; ".join(parts), x=0.995, ha="right", fontsize=6, color="red")
 
 
 def save_figure(

@@ -104,9 +104,14 @@ def test_tiny_paper2_run_writes_results_with_sidecars(tiny_paper2_run):
 def test_stop_overlap_below_the_threshold_is_rejected(repo_copy, tmp_path):
     config = tiny_paper2_config()
     config["paper2"]["figureS3"]["stop_overlap"] = 0.2
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(config))
-    done = run_snakemake(repo_copy, "-n", "--cores", "2", "--configfile", str(bad), check=False)
+    # replace config.yaml rather than pass --configfile, which Snakemake merges into
+    # config.yaml (the tiny config would then inherit keys that only fit the full one)
+    original = (repo_copy / "config.yaml").read_text()
+    (repo_copy / "config.yaml").write_text(yaml.safe_dump(config))
+    try:
+        done = run_snakemake(repo_copy, "-n", "--cores", "2", check=False)
+    finally:
+        (repo_copy / "config.yaml").write_text(original)
     assert done.returncode != 0
     messages = [line for line in done.stderr.splitlines() if "invalid config" in line]
     assert messages == ["aimrepro: invalid config: paper2.figureS3.stop_overlap = 0.2; allowed: "

@@ -8,6 +8,8 @@
 import math
 import os
 
+from aimrepro import grids as grids_module
+
 SCALE = config["scale"]
 
 
@@ -119,6 +121,109 @@ def curve_paths(curves):
 
 
 # ---------------------------------------------------------------------------
+# Simulations: datasets and GAMP-RIE runs (rules in amp.smk).
+#
+# A dataset is one teacher with its training and test sequences, one per
+# (link, beta, T, rho, d, alpha, seed); AMP (and later GD) read it.  Paths:
+#   results/{scale}/data/hardmax_T2_rho0.5_d100/alpha0.312_seed3.npz
+#   results/{scale}/data/softmax_beta1_T2_rho0.5_d150/alpha0.1_seed3.npz
+#   results/{scale}/amp/hardmax_paper_T2_rho0.5_d100/alpha0.312_seed3.npz
+#   results/{scale}/amp/hardmax_T2_rho0.5_d100/summary_seeds16.csv
+# "seed" in a path is the index of the draw; its random numbers come from the
+# config's `seed` and the dataset's parameters (aimrepro.data.dataset_seed).
+# ---------------------------------------------------------------------------
+
+from aimrepro.data import link_token
+
+DATA_MODULES = package_modules("model", "data")
+AMP_MODULES = SE_MODULES + DATA_MODULES + package_modules("amp")
+
+
+def dataset_path(scale, link, T, rho, d, alpha, seed, beta=None):
+    """A dataset (rule aim_dataset); beta for the softmax link only."""
+    return (f"results/{scale}/data/{link_token(link, beta)}_T{int(T)}_rho{fmt_number(rho)}_d{int(d)}/"
+            f"alpha{fmt_number(alpha)}_seed{int(seed)}.npz")
+
+
+def amp_run_path(scale, channel, T, rho, d, alpha, seed, beta=None):
+    """One GAMP-RIE run (rule amp_run)."""
+    return (f"results/{scale}/amp/{link_token(channel, beta)}_T{int(T)}_rho{fmt_number(rho)}_d{int(d)}/"
+            f"alpha{fmt_number(alpha)}_seed{int(seed)}.npz")
+
+
+def amp_summary_path(scale, channel, T, rho, d, n_seeds, beta=None):
+    """Mean and spread over seeds of one AMP curve (rule amp_summary)."""
+    return (f"results/{scale}/amp/{link_token(channel, beta)}_T{int(T)}_rho{fmt_number(rho)}_d{int(d)}/"
+            f"summary_seeds{int(n_seeds)}.csv")
+
+
+def strided_indices(first, last, stride):
+    """Every stride-th index from last down to first, in increasing order (last is always run)."""
+    return sorted(range(int(last), int(first) - 1, -int(stride)))
+
+
+def amp_size(scale, family):
+    """scales.<scale>.amp.<family> ({d, seeds, alpha_stride}), or None: no AMP for it at this scale."""
+    return config["scales"][scale].get("amp", {}).get(family)
+
+
+def _amp_curve(scale, channel, T, rho, size, alphas, beta=None, **extra):
+    alphas = [float(fmt_number(a)) for a in alphas]  # what the jobs parse back from the paths
+    seeds = list(range(int(size["seeds"])))
+    return {
+        "channel": channel, "T": int(T), "rho": float(fmt_number(rho)), "d": int(size["d"]),
+        "beta": beta, "alphas": alphas, "seeds": seeds,
+        "path": amp_summary_path(scale, channel, T, rho, size["d"], len(seeds), beta),
+        "runs": [[amp_run_path(scale, channel, T, rho, size["d"], a, s, beta) for s in seeds] for a in alphas],
+        **extra,
+    }
+
+
+def figure1_amp_curves(scale):
+    """AMP marker curves of Figure 1 left (one per channel and rho), or [] if not configured."""
+    plan = config["paper1"]["figure1"].get("amp")
+    size = amp_size(scale, "hardmax")
+    if not plan or not size:
+        return []
+    grid = grids_module.grid_values(plan["alpha"]["spacing"], plan["alpha"]["lo"], plan["alpha"]["hi"],
+                                    plan["alpha"]["n"])
+    curves = []
+    for channel in plan["channels"]:
+        for entry in plan["first_index"]:
+            picked = strided_indices(entry["index"], plan["last_index"], size.get("alpha_stride", 1))
+            curves.append(_amp_curve(scale, channel, config["paper1"]["figure1"]["T"], entry["rho"], size,
+                                     [grid[i] for i in picked], panel="left"))
+    return curves
+
+
+def figure2_amp_curves(scale):
+    """AMP marker curves of Figure 2 right (one per T), or [] if not configured."""
+    right = config["paper1"]["figure2"]["right"]
+    plan = right.get("amp")
+    size = amp_size(scale, "softmax")
+    if not plan or not size:
+        return []
+    curves = []
+    for run in plan["runs"]:
+        spec = run["alpha"]
+        grid = grids_module.grid_values(spec["spacing"], spec["lo"], spec["hi"], spec["n"])
+        last = run.get("last_index", spec["n"] - 1)
+        picked = strided_indices(0, last, size.get("alpha_stride", 1))
+        curves.append(_amp_curve(scale, "softmax", run["T"], right["rho"], size, [grid[i] for i in picked],
+                                 beta=float(plan["beta"]), panel="right"))
+    return curves
+
+
+def amp_curves(scale):
+    return figure1_amp_curves(scale) + figure2_amp_curves(scale)
+
+
+def amp_curve_params(curves):
+    """Curves as rule params: everything but the list of run paths (those are inputs)."""
+    return [{k: v for k, v in curve.items() if k != "runs"} for curve in curves]
+
+
+# ---------------------------------------------------------------------------
 # Claims: one TSV fragment per topic, merged by rule `claims` (report.smk).
 # A topic's rule is named claims_<topic> and writes
 # results/{scale}/claims/<topic>.tsv.  Add new topics here.
@@ -128,6 +233,10 @@ CLAIM_TOPICS = [
     # Rule claims_paper1_theory (theory.smk, lead): alpha_PR table, alphabar_c
     # for both hardmax channels, rho -> infinity line, softmax collapse in T.
     "paper1_theory",
+    # Rule claims_paper1_amp (amp.smk, issue 3): AMP against SE, softmax
+    # recovery beyond alpha_PR, corrected AMP below the published hardmax MMSE.
+    # Defined only at a scale with AMP configured (else listed as pending).
+    "paper1_amp",
 ]
 if "paper2" in config:
     # Rule claims_paper2_dynamics (dynamics.smk, issue 5): Theorem-1 gap, initial

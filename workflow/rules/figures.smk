@@ -7,6 +7,8 @@ rule paper1_fig1:
     """Paper 1, Figure 1: hardmax SE error vs alpha (left) and alpha/rho (right)."""
     input:
         curves=lambda wildcards: curve_paths(figure1_curves(wildcards.scale)),
+        # AMP markers of the left panel (amp.smk); none if not configured.
+        amp=lambda wildcards: [c["path"] for c in figure1_amp_curves(wildcards.scale)],
         # SE_MODULES: the weak-recovery thresholds are computed while drawing.
         code=SE_MODULES + PLOT_MODULES + RECORD_MODULES + script_code("paper1_fig1.py"),
     output:
@@ -23,6 +25,7 @@ rule paper1_fig1:
         channels=config["paper1"]["figure1"]["channels"],
         T=config["paper1"]["figure1"]["T"],
         small_width_limit=config["paper1"]["figure1"]["right"]["small_width_limit"],
+        amp_curves=lambda wildcards: amp_curve_params(figure1_amp_curves(wildcards.scale)),
     log:
         "results/{scale}/logs/figures/paper1_fig1.log",
     threads: 1
@@ -37,8 +40,9 @@ rule paper1_fig2:
     """Paper 1, Figure 2: softmax SE error vs alpha (left) and alpha (T^2+T-2) (right)."""
     input:
         curves=lambda wildcards: curve_paths(figure2_curves(wildcards.scale)),
-        # Simulation markers (AMP, GD) will be added here as further named
-        # inputs; the script draws whichever it is given.
+        # Simulation markers (AMP, GD) are further named inputs; the script
+        # draws whichever it is given.  AMP: amp.smk, none if not configured.
+        amp=lambda wildcards: [c["path"] for c in figure2_amp_curves(wildcards.scale)],
         code=PLOT_MODULES + RECORD_MODULES + script_code("paper1_fig2.py"),
     output:
         pdf="figures/{scale}/paper1_fig2.pdf",
@@ -51,6 +55,7 @@ rule paper1_fig2:
         sidecar="figures/{scale}/paper1_fig2.json",
     params:
         curves=lambda wildcards: figure2_curves(wildcards.scale),
+        amp_curves=lambda wildcards: amp_curve_params(figure2_amp_curves(wildcards.scale)),
     log:
         "results/{scale}/logs/figures/paper1_fig2.log",
     threads: 1

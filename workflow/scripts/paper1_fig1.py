@@ -1,9 +1,10 @@
-"""Rule paper1_fig1: hardmax SE curves -> figures/{scale}/paper1_fig1.{pdf,png} + sidecar."""
+"""Rule paper1_fig1: hardmax SE curves (+ AMP markers) -> figures/{scale}/paper1_fig1.{pdf,png} + sidecar."""
 
 from _job import run_job
 
 from aimrepro.channels import make_channel
-from aimrepro.paper1_figures import draw_figure1, se_curve_from_table
+from aimrepro.paper1_figures import (AMP_LABELS, AMP_MARKERS, amp_marker_series, draw_figure1,
+                                     se_curve_from_table, unconverged_runs)
 from aimrepro.plotting import save_figure
 from aimrepro.provenance import config_hash, git_state, read_table
 from aimrepro.state_evolution import weak_recovery_threshold
@@ -27,7 +28,17 @@ def main(smk) -> None:
                     weak_recovery_threshold(make_channel(channel, T=smk.params.T)))
             job.log.info("weak-recovery thresholds (rho -> 0): %s", thresholds)
 
-        fig, n_unconverged = draw_figure1(panels["left"], panels["right"], thresholds)
+        # AMP markers: mean ± std over converged seeds, coloured as the curves of their rho.
+        markers, n_unconverged_runs, legend = [], 0, {}
+        for curve in smk.params.amp_curves:
+            table = read_table(curve["path"])
+            markers += amp_marker_series(table, rho=curve["rho"], marker=AMP_MARKERS[curve["channel"]])
+            n_unconverged_runs += unconverged_runs(table)
+            legend[f"{AMP_LABELS[curve['channel']]}, d = {curve['d']}"] = AMP_MARKERS[curve["channel"]]
+
+        fig, n_unconverged = draw_figure1(panels["left"], panels["right"], thresholds,
+                                          left_markers=markers, marker_legend=legend,
+                                          n_unconverged_runs=n_unconverged_runs)
         git = git_state()
         save_figure(fig, smk.output.pdf, smk.output.png, metadata={
             "title": "aimrepro paper 1 figure 1 (hardmax, T = 2)",
@@ -38,6 +49,7 @@ def main(smk) -> None:
             "converged": n_unconverged == 0,
             "n_unconverged_points": n_unconverged,
             "weak_recovery_thresholds": thresholds,
+            "n_unconverged_amp_runs": n_unconverged_runs,
         })
 
 

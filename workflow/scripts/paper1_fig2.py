@@ -1,22 +1,36 @@
 """Rule paper1_fig2: softmax SE curves -> figures/{scale}/paper1_fig2.{pdf,png} + sidecar.
 
-Simulation markers: later issues add named inputs to the rule (e.g. ``amp``,
-``gd_single``, ``gd_averaged``) and a reader for each to MARKER_READERS;
-every named input that has a reader becomes a MarkerSeries on its panel.
+Simulation markers: each is a named input of the rule (``amp`` here; e.g.
+``gd_single``, ``gd_averaged`` later) with a reader in MARKER_READERS that
+turns it into MarkerSeries on its panel and counts its unconverged runs.
 """
 
 from _job import run_job
 
-from aimrepro.paper1_figures import draw_figure2, se_curve_from_table
-from aimrepro.plotting import save_figure
+from aimrepro.grids import n_softmax_measurements
+from aimrepro.paper1_figures import (AMP_T_MARKERS, amp_marker_series, draw_figure2, se_curve_from_table,
+                                     unconverged_runs)
+from aimrepro.plotting import LIMIT_COLOUR, save_figure
 from aimrepro.provenance import config_hash, git_state, read_table
 
 # Abscissa column of each curve: alpha on the left, alpha (T^2+T-2) on the right.
 X_COLUMN = {"left": "alpha", "right": "alphaT"}
 
-# Named input -> (panel, function(paths) -> list of MarkerSeries).  Empty until
-# AMP and GD results exist.
-MARKER_READERS = {}
+
+def amp_markers(smk):
+    """AMP summaries (right panel) -> MarkerSeries against alpha (T^2+T-2), and unconverged runs."""
+    series, n_unconverged = [], 0
+    for curve in smk.params.amp_curves:
+        table = read_table(curve["path"])
+        series += amp_marker_series(table, x_scale=n_softmax_measurements(curve["T"]), colour=LIMIT_COLOUR,
+                                    marker=AMP_T_MARKERS.get(curve["T"], "o"),
+                                    label=f"AMP, T = {curve['T']} (d = {curve['d']})")
+        n_unconverged += unconverged_runs(table)
+    return "right", series, n_unconverged
+
+
+# Named input -> function(smk) -> (panel, list of MarkerSeries, unconverged runs).
+MARKER_READERS = {"amp": amp_markers}
 
 
 def main(smk) -> None:
@@ -28,14 +42,17 @@ def main(smk) -> None:
                 x_column=X_COLUMN[curve["panel"]]))
 
         markers = {"left": [], "right": []}
-        for name, (panel, reader) in MARKER_READERS.items():
-            paths = getattr(smk.input, name, None)
-            if paths:
-                markers[panel].extend(reader([paths] if isinstance(paths, str) else paths))
+        n_unconverged_runs = 0
+        for name, reader in MARKER_READERS.items():
+            if getattr(smk.input, name, None):
+                panel, series, n_bad = reader(smk)
+                markers[panel].extend(series)
+                n_unconverged_runs += n_bad
 
         fig, n_unconverged = draw_figure2(panels["left"], panels["right"],
                                           left_markers=markers["left"],
-                                          right_markers=markers["right"])
+                                          right_markers=markers["right"],
+                                          n_unconverged_runs=n_unconverged_runs)
         git = git_state()
         save_figure(fig, smk.output.pdf, smk.output.png, metadata={
             "title": "aimrepro paper 1 figure 2 (softmax, beta = 1)",
@@ -45,6 +62,7 @@ def main(smk) -> None:
         job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
             "converged": n_unconverged == 0,
             "n_unconverged_points": n_unconverged,
+            "n_unconverged_simulation_runs": n_unconverged_runs,
         })
 
 

@@ -1,0 +1,53 @@
+"""``aimrepro amp``: one JSON object per run; bad arguments exit 2 with one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import executable
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([executable("aimrepro"), *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def test_amp_prints_one_json_object_with_the_documented_keys():
+    args = ["amp", "--channel", "softmax", "--T", "2", "--rho", "0.5", "--alpha", "0.3", "--d", "24",
+            "--seed", "5", "--test-samples", "50"]
+    done = run_cli(*args)
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    record = json.loads(line)
+    assert set(record) == {"error", "generalisation_error", "iterations", "converged", "se_mmse"}
+    assert record["converged"] is True and isinstance(record["iterations"], int)
+    # beyond alpha_PR = 0.1875 the softmax error vanishes (SE and AMP)
+    assert record["se_mmse"] == 0.0 and record["error"] < 1e-3
+    assert run_cli(*args).stdout == done.stdout  # same seed, same numbers
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (["--channel", "hardmax", "--T", "3"], ["--T", "must be 2"]),
+    (["--channel", "hardmax", "--T", "2", "--beta", "2"], ["--beta", "softmax"]),
+    (["--channel", "softmax", "--T", "2", "--d", "3"], ["--d", ">= 4"]),
+    (["--channel", "softmax", "--T", "2", "--seed", "-1"], ["--seed", ">= 0"]),
+    (["--channel", "softmax", "--T", "2", "--alpha", "0"], ["--alpha", "> 0"]),
+    (["--channel", "softmax", "--T", "2", "--alpha", "1e-9"], ["--alpha", "at least one sequence"]),
+    (["--channel", "softmax", "--T", "2", "--alpha", "1e6"], ["--alpha", "exceeds"]),
+    (["--channel", "relu", "--T", "2"], ["--channel", "softmax"]),
+])
+def test_bad_amp_arguments_exit_2_with_one_line(args, names):
+    defaults = {"--rho": "0.5", "--alpha": "0.1", "--d": "20", "--seed": "0"}
+    given = {args[i] for i in range(0, len(args), 2)}
+    full = ["amp", *args] + [x for k, v in defaults.items() if k not in given for x in (k, v)]
+    done = subprocess.run([sys.executable, "-m", "aimrepro.cli", *full], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    for name in names:
+        assert name in lines[0]
