@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -83,6 +84,27 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True,
                     f"--- stdout ---\n{completed.stdout[-5000:]}\n"
                     f"--- stderr ---\n{completed.stderr[-5000:]}")
     return completed
+
+
+#: The cluster tests' target (tests/cluster): Figure 2 of paper 1 with three
+#: SE curves in the left panel (rho = 0.5, 1 and infinity), one in the right
+#: panel, then the figure: five jobs on two DAG levels.  A dry run in the
+#: regular suite checks this count, so that a change to the DAG cannot first
+#: show up as a failed cluster run.
+CLUSTER_TARGET = "figures/quick/paper1_fig2.pdf"
+CLUSTER_JOBS = 5
+
+
+def cluster_tiny_config() -> dict:
+    """The repository's config with few curves of few points and no simulations."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["scales"]["quick"]["se_points"] = {"softmax": 4, "hardmax": 3, "small_width": 4}
+    config["paper1"]["figure2"]["left"]["rhos"] = [0.5, 1.0]
+    # Theory only: without simulation sizes at this scale, Figure 2 draws no
+    # AMP or GD markers.
+    for simulation in ("amp", "gd"):
+        config["scales"]["quick"].pop(simulation, None)
+    return config
 
 
 @pytest.fixture(scope="session")

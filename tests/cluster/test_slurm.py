@@ -36,7 +36,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BIN, REPO, copy_repository, executable, science_api_missing
+from conftest import (BIN, CLUSTER_JOBS, CLUSTER_TARGET, copy_repository, cluster_tiny_config,
+                      executable, science_api_missing)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -62,10 +63,7 @@ LOOPBACK = ("--slurm-init-seconds-before-status-checks", "2",
 #: Snakemake cancels its Slurm jobs and exits, on SIGTERM it waits for them.
 RUN_SECONDS = 300
 
-#: Figure 2: three SE curves in the left panel (rho = 0.5, 1 and infinity),
-#: one in the right panel, then the figure: five jobs on two DAG levels.
-TARGET = "figures/quick/paper1_fig2.pdf"
-N_JOBS = 5
+TARGET, N_JOBS = CLUSTER_TARGET, CLUSTER_JOBS
 #: A meaningless curve (the rho -> 0 limit exists only along alpha/rho): the
 #: path matches the rule, the job starts, and the package rejects it.
 FAILING_TARGET = "results/quick/se/hardmax_T2_rho0/alpha_log_0.1_3_n3.csv"
@@ -124,18 +122,10 @@ def slurm_cluster(tmp_path_factory):
                        check=False)
 
 
-def tiny_config() -> dict:
-    """The repository's config with few curves of few points."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["scales"]["quick"]["se_points"] = {"softmax": 4, "hardmax": 3, "small_width": 4}
-    config["paper1"]["figure2"]["left"]["rhos"] = [0.5, 1.0]
-    return config
-
-
 def tiny_copy(destination: Path) -> Path:
     """A committed copy of the repository with the tiny config."""
     copy_repository(destination)
-    (destination / "config.yaml").write_text(yaml.safe_dump(tiny_config(), sort_keys=False))
+    (destination / "config.yaml").write_text(yaml.safe_dump(cluster_tiny_config(), sort_keys=False))
     if shutil.which("git"):
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@invalid",
                         "-c", "commit.gpgsign=false", "commit", "-qam", "tiny config"],

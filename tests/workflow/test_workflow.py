@@ -24,7 +24,8 @@ import yaml
 
 from aimrepro.plotting import read_figure_metadata
 
-from conftest import copy_repository, executable, run_snakemake, science_api_missing
+from conftest import (CLUSTER_JOBS, CLUSTER_TARGET, cluster_tiny_config, copy_repository,
+                      executable, run_snakemake, science_api_missing)
 
 pytestmark = pytest.mark.workflow
 
@@ -321,3 +322,13 @@ def test_invalid_scale_on_the_command_line(repo_copy):
     assert done.returncode != 0
     assert "aimrepro: invalid config: scale = 'huge'; allowed: one of 'quick', 'paper'" in (
         done.stderr)
+
+
+def test_the_cluster_target_is_five_theory_jobs(tmp_path):
+    """The DAG the cluster tests count (tests/cluster) is what they expect."""
+    workdir = copy_repository(tmp_path / "aimrepro")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(cluster_tiny_config(), sort_keys=False))
+    done = run_snakemake(workdir, "-n", "--cores", "2", CLUSTER_TARGET)
+    rules = sorted(rule for rule, _ in planned_jobs(done.stdout))
+    assert len(rules) == CLUSTER_JOBS, rules
+    assert set(rules) == {"se_curve", "paper1_fig2"}
