@@ -34,15 +34,15 @@ def _gd_work(wildcards):
     return n * T * d, K * n * T * r
 
 
-def _gd_runtime(wildcards):
+def _gd_runtime(wildcards, threads):
     """Minutes for the Adam steps, K n T r (4d + 40T) flops each, at 10 GFLOP/s per thread.
 
     benchmarks/bench_gd.py measures 31 GFLOP/s of that count on one core at
     d = 200, T = 2, n = 12 000 (2.2 s per step for 32 students): a threefold margin.
+    ``threads`` is the job's (the preset's, or fewer when --cores is lower).
     """
     _, work = _gd_work(wildcards)
     steps = config["paper1"]["figure2"]["right"]["gd"]["optimizer"]["steps"]
-    threads = gd_size(wildcards.scale).get("threads", 1)
     flops = steps * work * (4 * int(wildcards.d) + 40 * int(wildcards.T))
     return 10 + int(flops / (10e9 * threads) / 60)
 

@@ -17,8 +17,10 @@ def main(smk) -> None:
         n_inits = int(smk.wildcards.inits)
 
         def progress(step, losses):
-            if step % 100 == 0:
-                job.log.info("step %d: training loss %s", step, np.array2string(losses, precision=3))
+            running = losses[np.isfinite(losses)]
+            if step % 100 == 0 and running.size:
+                job.log.info("step %d: training loss of the %d running students: min %.3g, median %.3g, max %.3g",
+                             step, running.size, running.min(), np.median(running), running.max())
 
         job.log.info("n=%d, d=%d, r=%d, %d students, %s", dataset.spec.n, dataset.spec.d, dataset.spec.r,
                      n_inits, settings)
