@@ -65,7 +65,7 @@ import numpy as np
 
 from . import spectra
 from .channels import OutputChannel, from_z_scale, make_channel, to_z_scale
-from .data import Dataset, write_npz
+from .data import Dataset, training_arrays, write_npz
 from .model import indices, plug_in_test_error
 
 # The extended-range denoising error (quadrature inside [DELTA_MIN, DELTA_MAX],
@@ -150,16 +150,7 @@ class AMPData:
 
 def amp_data(X, y) -> AMPData:
     """Check shapes and convert the tokens to float64 once (datasets store float32)."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if X.ndim != 3 or X.shape[1] < 2 or X.shape[2] < 2 or X.shape[0] < 1:
-        raise ValueError(f"X must have shape (n, T, d) with n >= 1, T >= 2, d >= 2, got {X.shape}")
-    n, T, _ = X.shape
-    if y.shape != (n, T, T):
-        raise ValueError(f"y must have shape {(n, T, T)} to match X, got {y.shape}")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("X and y must be finite")
-    return AMPData(X, y)
+    return AMPData(*training_arrays(X, y))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,14 @@
     is the base seed, ``--replicate`` the draw index of a result path), run
     GAMP-RIE and print one JSON object: ``error, generalisation_error,
     iterations, converged, se_mmse``.
+``aimrepro gd --T 2 --rho 0.5 --alpha 0.1 --d 60 --inits 8 --steps 1000 --lr 0.1 --seed 1``
+    Sample a softmax AIM dataset as ``amp`` does, train ``--inits`` tied
+    students W Wᵀ/√(r d) of the teacher's width by full-batch Adam on the
+    paper's loss (paper1.md §6) and print one JSON object:
+    ``single_error`` (mean over the students of ‖S_k − S*‖²_F/d),
+    ``averaged_error`` (‖S̄ − S*‖²_F/d of their mean), ``train_loss`` (mean
+    final training loss), ``generalisation_error`` (plug-in test error of
+    S̄), ``se_mmse`` and ``n_diverged`` (students that diverged, left out).
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
@@ -105,6 +113,23 @@ def _existing_file(text: str) -> Path:
     return path
 
 
+def _add_dataset_arguments(sub: argparse.ArgumentParser, *, T_help: str) -> None:
+    """The arguments naming a sampled AIM dataset (``amp``, ``gd``): T, rho, alpha, d, seeds, test size."""
+    sub.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T", help=T_help)
+    sub.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
+                     help="width ratio rho = r/d, finite > 0")
+    sub.add_argument("--alpha", required=True, type=_positive_finite, metavar="ALPHA",
+                     help="sample ratio alpha = n/d^2, finite > 0")
+    sub.add_argument("--d", dest="d", required=True, type=_integer_at_least(4), metavar="D",
+                     help="token dimension, integer >= 4")
+    sub.add_argument("--seed", required=True, type=_integer_at_least(0), metavar="SEED",
+                     help="base seed, integer >= 0 (the config's `seed`)")
+    sub.add_argument("--replicate", type=_integer_at_least(0), default=0, metavar="K",
+                     help="index of the independent draw, integer >= 0 (default 0)")
+    sub.add_argument("--test-samples", type=_integer_at_least(1), default=1000, metavar="N",
+                     help="size of the fresh test set (default 1000)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``aimrepro`` argument parser with its three subcommands."""
     parser = _OneLineArgumentParser(
@@ -112,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Theory queries and provenance audits for the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{se,threshold,amp,sgd,provenance}")
+                                     metavar="{se,threshold,amp,gd,sgd,provenance}")
 
     se = commands.add_parser(
         "se", help="solve the Bayes-optimal state evolution at given sample ratios",
@@ -181,24 +206,28 @@ def build_parser() -> argparse.ArgumentParser:
     amp.add_argument("--channel", required=True, choices=CHANNEL_NAMES,
                      help="output channel; hardmax_paper runs the published g_out (erratum B1) "
                           "on data of the correct hardmax model")
-    amp.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T",
-                     help="sequence length, integer >= 2 (hardmax channels: T = 2)")
-    amp.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
-                     help="width ratio rho = r/d, finite > 0")
-    amp.add_argument("--alpha", required=True, type=_positive_finite, metavar="ALPHA",
-                     help="sample ratio alpha = n/d^2, finite > 0")
-    amp.add_argument("--d", dest="d", required=True, type=_integer_at_least(4), metavar="D",
-                     help="token dimension, integer >= 4")
-    amp.add_argument("--seed", required=True, type=_integer_at_least(0), metavar="SEED",
-                     help="base seed, integer >= 0 (the config's `seed`)")
-    amp.add_argument("--replicate", type=_integer_at_least(0), default=0, metavar="K",
-                     help="index of the independent draw, integer >= 0 (default 0)")
+    _add_dataset_arguments(amp, T_help="sequence length, integer >= 2 (hardmax channels: T = 2)")
     amp.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
                      help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
-    amp.add_argument("--test-samples", type=_integer_at_least(1), default=1000, metavar="N",
-                     help="size of the fresh test set (default 1000)")
     amp.add_argument("--max-iter", type=_integer_at_least(1), default=500, metavar="N",
                      help="iteration cap (default 500)")
+
+    gd = commands.add_parser(
+        "gd", help="sample a softmax AIM dataset and train tied students on it by Adam",
+        description="Sample a teacher and n = round(alpha d^2) sequences (softmax link), train "
+                    "--inits students of the teacher's width by full-batch Adam on the paper's "
+                    "loss, print one JSON object.")
+    _add_dataset_arguments(gd, T_help="sequence length, integer >= 2")
+    gd.add_argument("--inits", required=True, type=_integer_at_least(1), metavar="K",
+                    help="students (random initialisations) trained together, integer >= 1")
+    gd.add_argument("--steps", required=True, type=_integer_at_least(1), metavar="N",
+                    help="full-batch Adam steps, integer >= 1 (paper: 1000)")
+    gd.add_argument("--lr", required=True, type=_positive_finite, metavar="LR",
+                    help="Adam learning rate, finite > 0 (paper: 0.1)")
+    gd.add_argument("--beta", type=_positive_finite, default=1.0, metavar="BETA",
+                    help="softmax inverse temperature of data and students, finite > 0 (default 1)")
+    gd.add_argument("--init-scale", type=_positive_finite, default=1.0, metavar="SIGMA",
+                    help="std of the initial factor entries, finite > 0 (default 1, as the paper)")
 
     provenance = commands.add_parser(
         "provenance", help="print the lineage tree of a result or figure",
@@ -231,10 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_se_arguments(args, subparser)
         _check_amp_size(args, subparser)
         return _run_amp(args, subparser)
+    if args.command == "gd":
+        _check_amp_size(args, subparser)
+        return _run_gd(args, subparser)
     return _run_provenance(args, subparser)
 
 
-#: Largest n T d (tokens times dimension) the ``amp`` command accepts: 8 bytes
+#: Largest n T d (tokens times dimension) the ``amp`` and ``gd`` commands accept: 8 bytes
 #: each, a few copies live at once; 2e8 keeps a run within a few GB.
 MAX_AMP_TOKEN_ENTRIES = 2 * 10**8
 
@@ -355,6 +387,27 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     summary = run.summary()
     _print_json({key: summary[key] for key in ("error", "generalisation_error", "iterations", "converged")}
                 | {"se_mmse": se_mmse})
+    return 0
+
+
+def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    from aimrepro.channels import make_channel
+    from aimrepro.data import DatasetSpec, sample_dataset
+    from aimrepro.gd import GDSettings, run_on_dataset
+    from aimrepro.state_evolution import solve_se
+
+    try:
+        spec = DatasetSpec(link="softmax", T=args.T, rho=args.rho, d=args.d, alpha=args.alpha,
+                           replicate=args.replicate, n_test=args.test_samples, beta=args.beta)
+        settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
+        run = run_on_dataset(sample_dataset(spec, args.seed), args.inits, settings)
+        se_mmse = solve_se(make_channel("softmax", T=args.T, beta=args.beta), args.alpha, args.rho).mmse
+    except ValueError as err:
+        subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    summary = run.summary()
+    _print_json({key: summary[key] for key in ("single_error", "averaged_error", "train_loss",
+                                               "generalisation_error")}
+                | {"se_mmse": se_mmse, "n_diverged": summary["n_diverged"]})
     return 0
 
 

@@ -159,6 +159,23 @@ def sample_dataset(spec: DatasetSpec, base_seed: int) -> Dataset:
                    X_test, _labels(X_test, teacher.W, spec))
 
 
+def training_arrays(X, y) -> tuple[np.ndarray, np.ndarray]:
+    """Check tokens (n, T, d) and labels (n, T, T); return them as float64, tokens C-contiguous.
+
+    Datasets store float32 tokens; the learners (AMP, GD) convert them once, here.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 3 or X.shape[1] < 2 or X.shape[2] < 2 or X.shape[0] < 1:
+        raise ValueError(f"X must have shape (n, T, d) with n >= 1, T >= 2, d >= 2, got {X.shape}")
+    n, T, _ = X.shape
+    if y.shape != (n, T, T):
+        raise ValueError(f"y must have shape {(n, T, T)} to match X, got {y.shape}")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ValueError("X and y must be finite")
+    return X, y
+
+
 def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
     """Write arrays as an uncompressed ``.npz`` (readable by ``np.load``), atomically and byte-reproducibly.
 

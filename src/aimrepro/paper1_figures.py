@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 
 from aimrepro.plotting import (
@@ -38,11 +39,16 @@ __all__ = [
     "AMP_T_MARKERS",
     "CHANNEL_LABELS",
     "CHANNEL_LINESTYLES",
+    "GD_AVERAGED_COLOURS",
+    "GD_SINGLE_COLOURS",
     "MarkerSeries",
     "SECurve",
     "amp_marker_series",
+    "diverged_students",
     "draw_figure1",
     "draw_figure2",
+    "gd_key_handles",
+    "gd_marker_series",
     "se_curve_from_table",
     "unconverged_runs",
 ]
@@ -59,6 +65,10 @@ CHANNEL_LABELS = {
 AMP_MARKERS = {"hardmax_paper": "o", "hardmax": "s", "softmax": "o"}
 AMP_LABELS = {"hardmax_paper": "AMP, published $g_{out}$ (B1)", "hardmax": "AMP, corrected $g_{out}$"}
 AMP_T_MARKERS = {2: "o", 3: "s", 4: "^", 5: "v", 6: "D"}
+#: Figure 2 right, GD markers per T (paper1.md §7): '+' single GD, 'x' GD averaged over initialisations.
+GD_SINGLE_COLOURS = {2: "#577590", 3: "#4d908e", 4: "#43aa8b", 5: "#d291ff", 6: "#1e90ff"}
+GD_AVERAGED_COLOURS = {2: "#f94144", 3: "#f3722c", 4: "#f8961e", 5: "#f9c74f", 6: "#90be6d"}
+GD_SINGLE_MARKER, GD_AVERAGED_MARKER = "+", "x"
 _THRESHOLD_COLOUR = "0.55"
 _ERROR_LABEL = "Estimation error"
 
@@ -134,6 +144,49 @@ def amp_marker_series(table: Mapping[str, np.ndarray], *, x_scale: float = 1.0, 
     if bad.any():
         series.append(MarkerSeries(x[bad], stalled[bad], None, None, colour, marker, filled=False, rho=rho))
     return series
+
+
+def gd_marker_series(table: Mapping[str, np.ndarray], T: int) -> list[MarkerSeries]:
+    """Markers of one GD summary table (``aimrepro.gd.summary_table``) against α (T² + T − 2).
+
+    '+' single GD: mean ± std over every finished student; 'x' averaged GD:
+    mean ± std over the draws in which no student diverged, in the colours of
+    ``paper1.md`` §7 (other T: grey).  Draws in which some student diverged
+    average fewer students: their mean is a hollow circle in the averaged
+    colour, apart from the 'x' (never mixed in); the diverged students are
+    counted by :func:`diverged_students`.
+    """
+    x = np.asarray(table["alphaT"], float)
+    series = []
+    for kind, colours, marker in (("single", GD_SINGLE_COLOURS, GD_SINGLE_MARKER),
+                                  ("averaged", GD_AVERAGED_COLOURS, GD_AVERAGED_MARKER)):
+        mean = np.asarray(table[f"{kind}_mean"], float)
+        ok = np.isfinite(mean)
+        series.append(MarkerSeries(x[ok], mean[ok], np.asarray(table[f"{kind}_std"], float)[ok], None,
+                                   colours.get(T, "0.5"), marker))
+    unclean = np.asarray(table["averaged_unclean_mean"], float)
+    bad = np.isfinite(unclean)
+    if bad.any():
+        series.append(MarkerSeries(x[bad], unclean[bad], None, None, GD_AVERAGED_COLOURS.get(T, "0.5"), "o",
+                                   filled=False))
+    return series
+
+
+def diverged_students(table: Mapping[str, np.ndarray]) -> int:
+    """Students of a GD summary table that diverged (left out of every mean)."""
+    return int(np.sum(np.asarray(table["n_diverged"])))
+
+
+def gd_key_handles(Ts: Sequence[int]) -> tuple[list, list[str]]:
+    """A small key for Figure 2 right: per T one ('+', 'x') pair in its colours (the paper has no legend)."""
+    handles, labels = [], []
+    for T in Ts:
+        handles.append((Line2D([], [], color=GD_SINGLE_COLOURS.get(T, "0.5"), marker=GD_SINGLE_MARKER,
+                               linestyle="none", markersize=MARKER_SIZE + 2),
+                        Line2D([], [], color=GD_AVERAGED_COLOURS.get(T, "0.5"), marker=GD_AVERAGED_MARKER,
+                               linestyle="none", markersize=MARKER_SIZE + 2)))
+        labels.append(f"GD, T = {T}")
+    return handles, labels
 
 
 def unconverged_runs(table: Mapping[str, np.ndarray]) -> int:
@@ -264,10 +317,36 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
     return fig, n_unconverged
 
 
+#: Axes of Figure 2 right (paper1.md §7).
+_FIGURE2_RIGHT_XLIM, _FIGURE2_RIGHT_YLIM = (0.01, 1.0), (0.0, 2.1)
+
+
+def _mark_off_scale(ax: Axes, series: Sequence[MarkerSeries], ylim: tuple[float, float],
+                    xlim: tuple[float, float]) -> int:
+    """Points above the panel (inside its x-range) as hollow up-triangles on its top edge; returns their number.
+
+    A simulation mean beyond the paper's axis range (e.g. GD on very few
+    sequences) would otherwise silently fall off the figure.
+    """
+    n_off = 0
+    for points in series:
+        x, y = np.asarray(points.x, float), np.asarray(points.y, float)
+        off = (y > ylim[1]) & (x >= xlim[0]) & (x <= xlim[1])
+        if off.any():
+            n_off += int(off.sum())
+            ax.plot(x[off], np.full(int(off.sum()), ylim[1]), linestyle="none", marker="^",
+                    markersize=MARKER_SIZE + 2, markerfacecolor="none", markeredgewidth=0.8,
+                    color=points.colour or "0.3", clip_on=False, zorder=6)
+    return n_off
+
+
 def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
                  left_markers: Sequence[MarkerSeries] = (),
                  right_markers: Sequence[MarkerSeries] = (),
-                 n_unconverged_runs: int = 0) -> tuple[Figure, int]:
+                 n_unconverged_runs: int = 0,
+                 gd_Ts: Sequence[int] = (),
+                 gd_note: str | None = None,
+                 n_diverged_students: int = 0) -> tuple[Figure, int]:
     """Paper 1, Figure 2: softmax, β = 1.
 
     Parameters
@@ -281,6 +360,13 @@ def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
         Simulation points (AMP, GD); labelled ones get a legend entry on the right panel.
     n_unconverged_runs : int
         Simulation runs that did not converge, written on the figure.
+    gd_Ts : sequence of int
+        T values with GD markers among ``right_markers``: a small key ('+'
+        single, 'x' averaged, per T) is added to the right panel.
+    gd_note : str, optional
+        Text under that key (e.g. '+ single, x mean of K students, d = ...').
+    n_diverged_students : int
+        GD students that diverged, written on the figure.
 
     Returns
     -------
@@ -301,13 +387,24 @@ def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
                                          colour=LIMIT_COLOUR)
         _draw_markers(ax_left, left_markers, colours)
         _draw_markers(ax_right, right_markers)
+        n_off_scale = _mark_off_scale(ax_right, right_markers, _FIGURE2_RIGHT_YLIM, _FIGURE2_RIGHT_XLIM)
 
         ax_left.set(xlim=(0, 0.28), ylim=(0, 1.1), xlabel=r"$\alpha = n/d^2$",
                     ylabel=_ERROR_LABEL)
         ax_left.legend(loc="upper right", frameon=False, fontsize=8)
-        ax_right.set(xlim=(0.01, 1), ylim=(0, 2.1),
+        ax_right.set(xlim=_FIGURE2_RIGHT_XLIM, ylim=_FIGURE2_RIGHT_YLIM,
                      xlabel=r"$\bar\alpha_T = \alpha\,(T^2+T-2)$", ylabel=_ERROR_LABEL)
-        if any(points.label for points in right_markers):
-            ax_right.legend(loc="upper right", frameon=False, fontsize=6.5)
-        annotate_unconverged(fig, n_unconverged, n_unconverged_runs)
+        handles, labels = ax_right.get_legend_handles_labels()
+        if gd_Ts:
+            gd_handles, gd_labels = gd_key_handles(gd_Ts)
+            handles, labels = handles + gd_handles, labels + gd_labels
+        if handles:
+            ax_right.legend(handles, labels, loc="upper right", frameon=False, fontsize=5.5,
+                            ncol=2 if len(handles) > 5 else 1, handler_map={tuple: HandlerTuple(ndivide=None)},
+                            title=gd_note, title_fontsize=5.5, columnspacing=1.0, handletextpad=0.4)
+        extra = [f"{n_diverged_students} diverged GD student(s): left out, their draws' means hollow"] \
+            if n_diverged_students else []
+        if n_off_scale:
+            extra.append(f"{n_off_scale} point(s) above the panel: triangles at its top edge")
+        annotate_unconverged(fig, n_unconverged, n_unconverged_runs, extra=extra)
     return fig, n_unconverged

@@ -171,17 +171,20 @@ def plot_theory(
     return int(bad.sum())
 
 
-def annotate_unconverged(fig: Figure, n_unconverged: int, n_unconverged_runs: int = 0) -> None:
+def annotate_unconverged(fig: Figure, n_unconverged: int, n_unconverged_runs: int = 0,
+                         extra: Iterable[str] = ()) -> None:
     """Write the numbers of unconverged theory points and simulation runs at the figure's top right (if any).
 
     Unconverged simulation runs (e.g. AMP stopped at its iteration cap) are
-    drawn as hollow markers apart from the converged mean.
+    drawn as hollow markers apart from the converged mean.  ``extra``: further
+    notes of the same kind (e.g. diverged GD students), appended as given.
     """
     parts = []
     if n_unconverged > 0:
         parts.append(f"{n_unconverged} unconverged SE point(s): hollow red circles")
     if n_unconverged_runs > 0:
         parts.append(f"{n_unconverged_runs} unconverged simulation run(s): hollow markers")
+    parts.extend(extra)
     if parts:
         # As a suptitle, so that tight_layout reserves room for it.
         fig.suptitle("; ".join(parts), x=0.995, ha="right", fontsize=6, color="red")

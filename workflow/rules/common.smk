@@ -224,6 +224,71 @@ def amp_curve_params(curves):
 
 
 # ---------------------------------------------------------------------------
+# Simulations: gradient descent on the tied student (rules in gd.smk, paper 1 §6).
+#
+# One run trains K students (initialisations) on one dataset of rule
+# aim_dataset; a summary gives mean and spread over draws per alpha.  Paths:
+#   results/{scale}/gd/softmax_beta1_T2_rho0.5_d200_inits32/alpha0.3_seed3.npz
+#   results/{scale}/gd/softmax_beta1_T2_rho0.5_d200_inits32/summary_seeds16.csv
+# ---------------------------------------------------------------------------
+
+GD_MODULES = SE_MODULES + DATA_MODULES + package_modules("gd")
+
+
+def gd_dir(scale, T, rho, d, n_inits, beta):
+    return f"results/{scale}/gd/{link_token('softmax', beta)}_T{int(T)}_rho{fmt_number(rho)}_d{int(d)}_inits{int(n_inits)}"
+
+
+def gd_run_path(scale, T, rho, d, n_inits, alpha, seed, beta):
+    """One GD run: K = n_inits students on one dataset (rule gd_run)."""
+    return f"{gd_dir(scale, T, rho, d, n_inits, beta)}/alpha{fmt_number(alpha)}_seed{int(seed)}.npz"
+
+
+def gd_summary_path(scale, T, rho, d, n_inits, n_seeds, beta):
+    """Mean and spread over draws of one GD marker curve (rule gd_summary)."""
+    return f"{gd_dir(scale, T, rho, d, n_inits, beta)}/summary_seeds{int(n_seeds)}.csv"
+
+
+def gd_size(scale):
+    """scales.<scale>.gd ({d, seeds, inits, alpha_stride, alphaT_max, threads}), or None: no GD at this scale."""
+    return config["scales"][scale].get("gd")
+
+
+def figure2_gd_curves(scale):
+    """GD marker curves of Figure 2 right, one per T, or [] if not configured.
+
+    The alphas are every alpha_stride-th point of the grid counted back from
+    its last point, then those with alpha (T^2+T-2) <= alphaT_max (if set).
+    """
+    right = config["paper1"]["figure2"]["right"]
+    plan = right.get("gd")
+    size = gd_size(scale)
+    if not plan or not size:
+        return []
+    spec = plan["alpha"]
+    grid = grids_module.grid_values(spec["spacing"], spec["lo"], spec["hi"], spec["n"])
+    picked = [grid[i] for i in strided_indices(0, spec["n"] - 1, size.get("alpha_stride", 1))]
+    beta = float(plan["beta"])
+    d, n_inits = int(size["d"]), int(size["inits"])
+    seeds = list(range(int(size["seeds"])))
+    curves = []
+    for T in plan["Ts"]:
+        measurements = grids_module.n_softmax_measurements(T)
+        alphas = [float(fmt_number(a)) for a in picked
+                  if size.get("alphaT_max") is None or a * measurements <= size["alphaT_max"]]
+        if not alphas:
+            continue
+        curves.append({
+            "T": int(T), "rho": float(fmt_number(right["rho"])), "d": d, "inits": n_inits, "beta": beta,
+            "alphas": alphas, "seeds": seeds,
+            "path": gd_summary_path(scale, T, right["rho"], d, n_inits, len(seeds), beta),
+            "runs": [[gd_run_path(scale, T, right["rho"], d, n_inits, a, s, beta) for s in seeds]
+                     for a in alphas],
+        })
+    return curves
+
+
+# ---------------------------------------------------------------------------
 # Claims: one TSV fragment per topic, merged by rule `claims` (report.smk).
 # A topic's rule is named claims_<topic> and writes
 # results/{scale}/claims/<topic>.tsv.  Add new topics here.
@@ -237,6 +302,10 @@ CLAIM_TOPICS = [
     # recovery beyond alpha_PR, corrected AMP below the published hardmax MMSE.
     # Defined only at a scale with AMP configured (else listed as pending).
     "paper1_amp",
+    # Rule claims_paper1_gd (gd.smk, issue 4): averaged GD near the SE curve,
+    # single GD ~ 2 x MMSE at small alpha, zero error beyond alpha_T ~ 1.0-1.2.
+    # Defined only at a scale with GD configured (else listed as pending).
+    "paper1_gd",
 ]
 if "paper2" in config:
     # Rule claims_paper2_dynamics (dynamics.smk, issue 5): Theorem-1 gap, initial

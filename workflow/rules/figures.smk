@@ -43,6 +43,8 @@ rule paper1_fig2:
         # Simulation markers (AMP, GD) are further named inputs; the script
         # draws whichever it is given.  AMP: amp.smk, none if not configured.
         amp=lambda wildcards: [c["path"] for c in figure2_amp_curves(wildcards.scale)],
+        # GD '+' and 'x' markers (gd.smk), one summary per T; none if not configured.
+        gd=lambda wildcards: [c["path"] for c in figure2_gd_curves(wildcards.scale)],
         code=PLOT_MODULES + RECORD_MODULES + script_code("paper1_fig2.py"),
     output:
         pdf="figures/{scale}/paper1_fig2.pdf",
@@ -56,6 +58,7 @@ rule paper1_fig2:
     params:
         curves=lambda wildcards: figure2_curves(wildcards.scale),
         amp_curves=lambda wildcards: amp_curve_params(figure2_amp_curves(wildcards.scale)),
+        gd_curves=lambda wildcards: amp_curve_params(figure2_gd_curves(wildcards.scale)),
     log:
         "results/{scale}/logs/figures/paper1_fig2.log",
     threads: 1

@@ -1,15 +1,15 @@
 """Rule paper1_fig2: softmax SE curves -> figures/{scale}/paper1_fig2.{pdf,png} + sidecar.
 
-Simulation markers: each is a named input of the rule (``amp`` here; e.g.
-``gd_single``, ``gd_averaged`` later) with a reader in MARKER_READERS that
-turns it into MarkerSeries on its panel and counts its unconverged runs.
+Simulation markers: each is a named input of the rule (``amp``, ``gd``) with
+a reader in MARKER_READERS that turns it into MarkerSeries on its panel and
+counts its unconverged runs (AMP) or diverged students (GD).
 """
 
 from _job import run_job
 
 from aimrepro.grids import n_softmax_measurements
-from aimrepro.paper1_figures import (AMP_T_MARKERS, amp_marker_series, draw_figure2, se_curve_from_table,
-                                     unconverged_runs)
+from aimrepro.paper1_figures import (AMP_T_MARKERS, amp_marker_series, diverged_students, draw_figure2,
+                                     gd_marker_series, se_curve_from_table, unconverged_runs)
 from aimrepro.plotting import LIMIT_COLOUR, save_figure
 from aimrepro.provenance import config_hash, git_state, read_table
 
@@ -29,8 +29,18 @@ def amp_markers(smk):
     return "right", series, n_unconverged
 
 
-# Named input -> function(smk) -> (panel, list of MarkerSeries, unconverged runs).
-MARKER_READERS = {"amp": amp_markers}
+def gd_markers(smk):
+    """GD summaries (right panel, one per T) -> '+' single and 'x' averaged MarkerSeries; diverged students."""
+    series, n_diverged = [], 0
+    for curve in smk.params.gd_curves:
+        table = read_table(curve["path"])
+        series += gd_marker_series(table, curve["T"])
+        n_diverged += diverged_students(table)
+    return "right", series, n_diverged
+
+
+# Named input -> function(smk) -> (panel, list of MarkerSeries, unconverged runs or diverged students).
+MARKER_READERS = {"amp": amp_markers, "gd": gd_markers}
 
 
 def main(smk) -> None:
@@ -42,17 +52,23 @@ def main(smk) -> None:
                 x_column=X_COLUMN[curve["panel"]]))
 
         markers = {"left": [], "right": []}
-        n_unconverged_runs = 0
+        bad_runs = {}
         for name, reader in MARKER_READERS.items():
             if getattr(smk.input, name, None):
-                panel, series, n_bad = reader(smk)
+                panel, series, bad_runs[name] = reader(smk)
                 markers[panel].extend(series)
-                n_unconverged_runs += n_bad
+        n_unconverged_runs = bad_runs.get("amp", 0)
+        n_diverged = bad_runs.get("gd", 0)
+        gd_curves = list(getattr(smk.params, "gd_curves", []) or []) if getattr(smk.input, "gd", None) else []
+        gd_note = (f"GD: + single, x mean of K = {gd_curves[0]['inits']} (d = {gd_curves[0]['d']})"
+                   if gd_curves else None)
 
         fig, n_unconverged = draw_figure2(panels["left"], panels["right"],
                                           left_markers=markers["left"],
                                           right_markers=markers["right"],
-                                          n_unconverged_runs=n_unconverged_runs)
+                                          n_unconverged_runs=n_unconverged_runs,
+                                          gd_Ts=[c["T"] for c in gd_curves], gd_note=gd_note,
+                                          n_diverged_students=n_diverged)
         git = git_state()
         save_figure(fig, smk.output.pdf, smk.output.png, metadata={
             "title": "aimrepro paper 1 figure 2 (softmax, beta = 1)",
@@ -63,6 +79,7 @@ def main(smk) -> None:
             "converged": n_unconverged == 0,
             "n_unconverged_points": n_unconverged,
             "n_unconverged_simulation_runs": n_unconverged_runs,
+            "n_diverged_gd_students": n_diverged,
         })
 
 

@@ -1,0 +1,169 @@
+"""Time of one full-batch Adam step of GD on the tied student, K replicas batched vs K single runs (issue 4).
+
+Run:  python benchmarks/bench_gd.py [--quick]
+
+Cases (softmax, ρ = 0.5, one core: BLAS/OpenMP threads pinned to 1 before
+numpy loads; each case in its own child process, so that its peak resident
+memory is its own):
+
+1. ``paper``: d = 200, T = 2, α = 0.3, i.e. n = 12 000 sequences (the
+   largest GD point of paper 1, Figure 2 right, at T = 2), K = 32 students;
+2. ``small_n``: d = 200, T = 2, α = 0.0012, n = 48 (the smallest GD point),
+   K = 32: the two GEMMs are small, the d × r arrays of 32 replicas are not;
+3. ``quick``: d = 50, T = 2, α = 0.3, n = 750, K = 8 (the largest T = 2 job
+   of the quick scale), where a single run's step is mostly interpreter
+   overhead.
+
+For each case: ``aimrepro.gd.train_students`` on all K initial factors at once
+(the replica axis, in chunks of ``gd.replica_chunk``), and K runs of one
+student each from the same factors, one after the other.  The time of a step
+(forward, backward and Adam update) is the median interval between the
+training callbacks after the first step; the sequential time is the sum over
+the K single runs of their median step.  Both give the same factors bit for
+bit, which the benchmark checks.
+
+For the ``paper`` case it also times the two GEMMs of a step (forward X W,
+backward Xᵀ Q) done as ``aimrepro.gd`` does them, one BLAS call per replica,
+against one stacked (nT × d)(d × K r) call each, and says whether the
+stacked results have the same bits here (they need not: ``aimrepro.gd``
+module notes).  Writes ``benchmarks/results/gd.json``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+CASES = {
+    "paper": {"d": 200, "alpha": 0.3, "K": 32, "steps": 4},
+    "small_n": {"d": 200, "alpha": 0.0012, "K": 32, "steps": 20},
+    "quick": {"d": 50, "alpha": 0.3, "K": 8, "steps": 40},
+}
+T, RHO = 2, 0.5
+
+
+def _step_times(X, y, W0, steps):
+    from aimrepro.gd import GDSettings, train_students
+
+    stamps = []
+    result = train_students(X, y, W0, GDSettings(lr=0.1, steps=steps, trace_every=0),
+                            callback=lambda step, loss: stamps.append(time.perf_counter()))
+    # the callback after step 0 closes the first step; drop it (first-touch of the buffers)
+    intervals = np.diff(stamps)[1:-1]  # the last interval is the final forward only
+    return result, intervals
+
+
+def one_case(name: str, steps: int | None) -> dict:
+    """Run one case in this process and return its measurements."""
+    from aimrepro.data import DatasetSpec, sample_dataset
+    from aimrepro.gd import initial_factors, replica_chunk, student_seeds
+
+    case = CASES[name]
+    n_steps = steps or case["steps"]
+    D, K = case["d"], case["K"]
+    spec = DatasetSpec("softmax", T, RHO, D, case["alpha"], 0, 10, beta=1.0)
+    dataset = sample_dataset(spec, 1)
+    X = np.asarray(dataset.X, dtype=np.float64)
+    W0 = initial_factors(D, spec.r, student_seeds(1, spec, K))
+
+    batched, batched_steps = _step_times(X, dataset.y, W0, n_steps)
+    single_medians, identical = [], True
+    for k in range(K):
+        alone, alone_steps = _step_times(X, dataset.y, W0[k:k + 1], n_steps)
+        single_medians.append(float(np.median(alone_steps)))
+        identical &= bool(np.array_equal(alone.W[0], batched.W[k]))
+    stacked = _stacked_gemms(X, W0, spec.r) if name == "paper" else {}
+    batched_step = float(np.median(batched_steps))
+    sequential_step = float(np.sum(single_medians))
+    return {
+        "case": name, "alpha": case["alpha"], "n": spec.n, "d": D, "T": T, "r": spec.r, "K": K,
+        "steps_timed": len(batched_steps), "chunk": replica_chunk(spec.n, T, spec.r, K),
+        "batched_seconds_per_step": batched_step,
+        "batched_seconds_per_step_max": float(np.max(batched_steps)),
+        "sequential_seconds_per_step": sequential_step,
+        "single_run_seconds_per_step_median": float(np.median(single_medians)),
+        "speedup": sequential_step / batched_step,
+        "bit_identical": identical,
+        "flops_per_step_gemm": 4.0 * K * spec.n * T * D * spec.r,
+        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **stacked,
+    }
+
+
+def _best_of(function, repeats=3):
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _stacked_gemms(X, W, r):
+    """Seconds of the forward and backward GEMMs of one step: per replica (as aimrepro.gd) vs stacked."""
+    n, T, d = X.shape
+    K = W.shape[0]
+    X_flat = X.reshape(n * T, d)
+    Q = np.random.default_rng(0).standard_normal((K, n * T, r))
+    W_stacked = np.ascontiguousarray(np.swapaxes(W, 0, 1)).reshape(d, K * r)
+    Q_stacked = np.ascontiguousarray(np.swapaxes(Q, 0, 1)).reshape(n * T, K * r)
+    same = (np.array_equal((X_flat @ W_stacked).reshape(n * T, K, r), np.swapaxes(np.matmul(X_flat, W), 0, 1))
+            and np.array_equal((X_flat.T @ Q_stacked).reshape(d, K, r), np.swapaxes(np.matmul(X_flat.T, Q), 0, 1)))
+    return {"gemm_per_replica_seconds": _best_of(lambda: (np.matmul(X_flat, W), np.matmul(X_flat.T, Q))),
+            "gemm_stacked_seconds": _best_of(lambda: (X_flat @ W_stacked, X_flat.T @ Q_stacked)),
+            "gemm_stacked_same_bits_here": bool(same)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
+    parser.add_argument("--one", choices=sorted(CASES), help=argparse.SUPPRESS)
+    parser.add_argument("--steps", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one_case(args.one, args.steps)))
+        return
+
+    load_start = os.getloadavg()
+    results = []
+    for name in CASES:
+        command = [sys.executable, __file__, "--one", name]
+        if args.quick:
+            command += ["--steps", "3"]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        results.append(json.loads(done.stdout))
+    load = os.getloadavg()
+    record = {"machine": platform.machine(), "python": platform.python_version(), "numpy": np.__version__,
+              "cores_used": 1, "load_average_at_start": load_start, "load_average_at_end": load,
+              "cases": results}
+    out = Path(__file__).parent / "results" / "gd.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"{'case':>8} {'d':>4} {'n':>6} {'K':>3} {'batched s/step':>14} {'K singles s/step':>16} {'speed-up':>8} "
+          f"{'GFLOP/s':>7} {'same bits':>9} {'peak RSS MB':>11}")
+    for r in results:
+        print(f"{r['case']:>8} {r['d']:>4} {r['n']:>6} {r['K']:>3} {r['batched_seconds_per_step']:14.4f} "
+              f"{r['sequential_seconds_per_step']:16.4f} {r['speedup']:8.2f} "
+              f"{r['flops_per_step_gemm'] / r['batched_seconds_per_step'] / 1e9:7.1f} "
+              f"{str(r['bit_identical']):>9} {r['maxrss_mb']:11.0f}")
+    paper = next(r for r in results if r["case"] == "paper")
+    print(f"paper case, the two GEMMs of a step: per replica {paper['gemm_per_replica_seconds']:.3f} s, "
+          f"stacked {paper['gemm_stacked_seconds']:.3f} s (same bits here: {paper['gemm_stacked_same_bits_here']})")
+    print(f"load average at start {load_start[0]:.2f}, at the end {load[0]:.2f}; wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""``aimrepro gd``: one JSON object per run; bad hyperparameters exit 2 with one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import executable
+
+ARGS = {"--T": "2", "--rho": "0.5", "--alpha": "0.3", "--d": "16", "--inits": "3", "--steps": "200",
+        "--lr": "0.1", "--seed": "5"}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([executable("aimrepro"), *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def test_gd_prints_one_json_object_with_the_documented_keys():
+    args = ["gd", *[x for item in ARGS.items() for x in item], "--test-samples", "50"]
+    done = run_cli(*args)
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    record = json.loads(line)
+    assert set(record) == {"single_error", "averaged_error", "train_loss", "generalisation_error", "se_mmse",
+                           "n_diverged"}
+    # alpha (T^2 + T - 2) = 1.2, beyond the threshold 0.75: SE error 0, GD well on its way there
+    assert record["se_mmse"] == 0.0 and record["n_diverged"] == 0
+    assert 0 <= record["averaged_error"] <= record["single_error"] < 0.2
+    assert run_cli(*args).stdout == done.stdout  # same seed, same numbers
+
+
+@pytest.mark.parametrize(("changed", "names"), [
+    ({"--lr": "0"}, ["--lr", "> 0"]),
+    ({"--lr": "-0.1"}, ["--lr", "> 0"]),
+    ({"--steps": "0"}, ["--steps", ">= 1"]),
+    ({"--inits": "0"}, ["--inits", ">= 1"]),
+    ({"--T": "1"}, ["--T", ">= 2"]),
+    ({"--d": "3"}, ["--d", ">= 4"]),
+    ({"--alpha": "1e-9"}, ["--alpha", "at least one sequence"]),
+    ({"--seed": "x"}, ["--seed", "integer"]),
+])
+def test_bad_gd_arguments_exit_2_with_one_line(changed, names):
+    full = ["gd", *[x for item in (ARGS | changed).items() for x in item]]
+    done = subprocess.run([sys.executable, "-m", "aimrepro.cli", *full], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    for name in names:
+        assert name in lines[0]

@@ -1,0 +1,93 @@
+"""The GD claim rows (paper1.md §6, §8.6) on synthetic summary tables, and the K -> infinity identity."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from aimrepro import gd_claims
+from aimrepro.gd_claims import infinite_average, paper1_gd_claims
+from aimrepro.state_evolution import solve_se
+from aimrepro.channels import make_channel
+
+
+def test_the_infinite_average_identity_holds_for_iid_students():
+    # students = m + noise around a fixed mean m, target 0: the mean of K has error |m|² + E|noise|²/K
+    rng = np.random.default_rng(0)
+    p, K, draws = 50, 4, 20000
+    m = rng.standard_normal(p) * 0.3
+    students = m + rng.standard_normal((draws, K, p))
+    single = np.mean(np.sum(students ** 2, axis=2))
+    averaged = np.mean(np.sum(students.mean(axis=1) ** 2, axis=1))
+    assert infinite_average(single, averaged, K) == pytest.approx(np.sum(m ** 2), abs=0.15)
+    assert math.isnan(infinite_average(1.0, 1.0, 1))
+
+
+def table_for(T, alphaT, single_factor, averaged_excess, K, zero_from):
+    """A GD summary table whose errors are set relative to the SE: single = factor × SE, A∞ = SE + excess."""
+    alphaT = np.asarray(alphaT, float)
+    channel = make_channel("softmax", T=T, beta=1.0)
+    measurements = T * T + T - 2
+    se = np.array([solve_se(channel, a / measurements, 0.5).mmse for a in alphaT])
+    single = single_factor * se
+    limit = se + averaged_excess
+    averaged = limit + (single - limit) / K
+    zero = alphaT >= zero_from
+    single[zero], averaged[zero] = 1e-6, 1e-7
+    n = alphaT.size
+    return {"alphaT": alphaT, "alpha": alphaT / measurements, "single_mean": single, "averaged_mean": averaged,
+            "averaged_std": np.full(n, 0.01), "se_mmse": se, "n_clean": np.full(n, 4)}
+
+
+def curve(T, K=8):
+    return {"T": T, "rho": 0.5, "d": 50, "inits": K, "seeds": [0, 1, 2, 3]}
+
+
+GRID = [0.01, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.1, 1.5]
+
+
+def rows_by_id(rows):
+    return {row.id: row for row in rows}
+
+
+def test_gd_like_the_published_one_passes_every_row():
+    curves = [curve(2), curve(4)]
+    tables = [table_for(2, GRID, 1.9, 0.045, 8, 1.1), table_for(4, GRID, 2.1, 0.045, 8, 1.1)]
+    rows = rows_by_id(paper1_gd_claims(curves, tables))
+    assert set(rows) == {"p1-gd-averaged-se", "p1-gd-single-twice-mmse", "p1-gd-zero-error-onset"}
+    assert all(row.passed for row in rows.values()), [row.note for row in rows.values()]
+    assert rows["p1-gd-averaged-se"].measured == pytest.approx(0.045, abs=1e-9)
+    assert rows["p1-gd-single-twice-mmse"].measured == pytest.approx(2.0, abs=0.1)
+    assert rows["p1-gd-zero-error-onset"].measured == pytest.approx(1.1)
+    assert "T=2: (0.8, 1.1]" in rows["p1-gd-zero-error-onset"].note
+
+
+def test_each_row_fails_when_its_claim_does_not_hold():
+    # averaged 0.2 above SE; singles 3 x SE; zero error only from 1.5 (bracket (1.25, 1.5] misses [1, 1.2])
+    grid = sorted(GRID + [1.25])
+    rows = rows_by_id(paper1_gd_claims([curve(3)], [table_for(3, grid, 3.0, 0.2, 8, 1.5)]))
+    assert not rows["p1-gd-averaged-se"].passed and rows["p1-gd-averaged-se"].measured == pytest.approx(0.2)
+    assert not rows["p1-gd-single-twice-mmse"].passed
+    assert not rows["p1-gd-zero-error-onset"].passed
+    # never reaching zero error fails too, and says so
+    stuck = table_for(3, GRID, 2.0, 0.0, 8, 99)
+    stuck["single_mean"] += 0.01
+    stuck["averaged_mean"] += 0.01
+    never = rows_by_id(paper1_gd_claims([curve(3)], [stuck]))
+    assert not never["p1-gd-zero-error-onset"].passed and "never below" in never["p1-gd-zero-error-onset"].note
+
+
+def test_points_below_the_small_alpha_window_are_listed_not_counted():
+    table = table_for(2, GRID, 2.0, 0.0, 8, 1.1)
+    table["single_mean"][0] = 19.0 * table["se_mmse"][0]  # alpha_T = 0.01 < SMALL_ALPHA_T_MIN
+    row = rows_by_id(paper1_gd_claims([curve(2)], [table]))["p1-gd-single-twice-mmse"]
+    assert row.passed and "left out" in row.note and "19" in row.note
+    assert gd_claims.SMALL_ALPHA_T_MIN > 0.01
+
+
+def test_averaged_gd_below_the_bayes_optimal_error_fails():
+    table = table_for(2, GRID, 2.0, -0.1, 8, 1.1)
+    row = rows_by_id(paper1_gd_claims([curve(2)], [table]))["p1-gd-averaged-se"]
+    assert not row.passed and "below SE" in row.note

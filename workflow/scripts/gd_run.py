@@ -1,0 +1,36 @@
+"""Rule gd_run: K tied students trained by Adam on one dataset -> .npz (errors, losses, curves, W) + sidecar.
+
+The science is ``aimrepro.gd.run_on_dataset``; the loss is logged every 100 steps.
+"""
+
+import numpy as np
+from _job import run_job
+
+from aimrepro.data import load_dataset
+from aimrepro.gd import GDSettings, run_on_dataset, save_run
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        dataset = load_dataset(smk.input.data)
+        settings = GDSettings(**smk.params.optimizer)
+        n_inits = int(smk.wildcards.inits)
+
+        def progress(step, losses):
+            running = losses[np.isfinite(losses)]
+            if step % 100 == 0 and running.size:
+                job.log.info("step %d: training loss of the %d running students: min %.3g, median %.3g, max %.3g",
+                             step, running.size, running.min(), np.median(running), running.max())
+
+        job.log.info("n=%d, d=%d, r=%d, %d students, %s", dataset.spec.n, dataset.spec.d, dataset.spec.r,
+                     n_inits, settings)
+        run = run_on_dataset(dataset, n_inits, settings, callback=progress)
+        save_run(smk.output.run, run)
+        diagnostics = {**run.diagnostics(), "n": dataset.spec.n}
+        job.log.info("%s", diagnostics)
+        job.write_sidecar(smk.output.run, seed=dataset.base_seed, diagnostics=diagnostics,
+                          extra_params={"solver_settings": run.result.settings})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive
