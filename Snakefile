@@ -39,6 +39,7 @@ wildcard_constraints:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/theory.smk"
 include: "workflow/rules/dynamics.smk"
+include: "workflow/rules/untied.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 

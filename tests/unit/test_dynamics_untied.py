@@ -217,7 +217,7 @@ def test_population_flow_bias_approaches_the_effective_bias_as_d_grows():
 def test_sgd_follows_the_slow_flow_for_the_linear_link():
     """h₁ at d = 100: SGD's symmetric overlap against the slaved flow from the same initial state."""
     spec = sgd.ProblemSpec("untied", "h1", 1, 100, rho=1.0, student_rho=1.0, teacher_mean=0.5)
-    times = untied.record_times(0.2, 5, spec.d, fast_horizon=5.0, n_fast=3)
+    times = sgd.fast_slow_record_times(0.2, 5, spec.d, fast_horizon=5.0, n_fast=3)
     reference, diagnostics = untied.untied_reference(spec, 0, times)
     assert diagnostics["converged"]
     assert diagnostics["fast_fixed_point"]["m_star"] == pytest.approx(0.5, abs=1e-9)
@@ -242,7 +242,7 @@ def test_untied_problem_options_and_bit_reproducibility():
             sgd.ProblemSpec(bad["param"], "h2", 1, 10, init_mean=bad["init_mean"])
     with pytest.raises(ValueError, match="stop_measure"):
         sgd.SGDSettings(lr=0.01, batch=4, horizon=1.0, stop_measure="cosine")
-    times = untied.record_times(0.05, 3, spec.d, fast_horizon=1.0, n_fast=3)
+    times = sgd.fast_slow_record_times(0.05, 3, spec.d, fast_horizon=1.0, n_fast=3)
     settings = sgd.SGDSettings(lr=0.01, batch=16, horizon=0.05, record_times=tuple(times),
                                stop_overlap=0.9, stop_measure="symmetric_overlap")
     first, second = (sgd.SGDRun(spec, settings, 2).run() for _ in range(2))
@@ -264,11 +264,11 @@ def test_stop_on_the_symmetric_overlap():
 
 
 def test_record_times_and_limiting_state():
-    times = untied.record_times(0.5, 6, 100, fast_horizon=10.0, n_fast=5)
+    times = sgd.fast_slow_record_times(0.5, 6, 100, fast_horizon=10.0, n_fast=5)
     assert times[0] == 0 and times[-1] == 0.5 and np.all(np.diff(times) > 0)
     assert {0.025, 0.05, 0.075} <= set(np.round(times, 12))
     with pytest.raises(ValueError, match="n_records"):
-        untied.record_times(1.0, 1, 10)
+        sgd.fast_slow_record_times(1.0, 1, 10)
     spec = sgd.ProblemSpec("untied", "h2", 1, 100, rho=1.0, student_rho=1.0)
     limit = untied.limiting_state(spec)
     assert limit == pytest.approx({"v1": 1.0, "v2": 1.0, "rate": (1 + 0.81) / 0.9})

@@ -133,6 +133,10 @@ if "paper2" in config:
     # Rule claims_paper2_dynamics (dynamics.smk, issue 5): Theorem-1 gap, initial
     # slope of p12, weak-recovery times of tied and direct attention.
     CLAIM_TOPICS.append("paper2_dynamics")
+if all(name in config.get("paper2", {}) for name in ("figure3", "figureS4", "figureS5")):
+    # Rule claims_paper2_untied (untied.smk, issue 7): the fast and slow collapses,
+    # escape time against d on both sides of the threshold, the sign of the overlap.
+    CLAIM_TOPICS.append("paper2_untied")
 
 
 def claim_fragment_path(scale, topic):
@@ -162,6 +166,10 @@ FIGURES = ["paper1_fig1", "paper1_fig2"]
 PAPER2_FIGURES = ["paper2_fig2", "paper2_figS1", "paper2_figS2", "paper2_figS3"]
 if "paper2" in config:
     FIGURES += PAPER2_FIGURES
+# Paper 2 untied attention (untied.smk, issue 7): drawn when its three sections are configured.
+PAPER2_UNTIED_FIGURES = ["paper2_fig3", "paper2_figS4", "paper2_figS5"]
+if all(name in config.get("paper2", {}) for name in ("figure3", "figureS4", "figureS5")):
+    FIGURES += PAPER2_UNTIED_FIGURES
 
 
 def figure_files(scale, name):

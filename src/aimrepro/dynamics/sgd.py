@@ -62,6 +62,7 @@ __all__ = [
     "TiedStudent",
     "UntiedStudent",
     "derive_seed",
+    "fast_slow_record_times",
     "initial_problem",
     "make_student",
     "make_teacher",
@@ -85,6 +86,30 @@ def step_time(param: str, lr: float, d: int) -> float:
     if param not in TIME_FACTOR:
         raise ValueError(f"param must be one of {PARAMETRISATIONS}, got {param!r}")
     return TIME_FACTOR[param] * lr / d
+
+
+def fast_slow_record_times(horizon: float, n_records: int, d: int, *,
+                           fast_horizon: float = 0.0, n_fast: int = 0) -> np.ndarray:
+    """Record times (``t_ode``) of an untied run: a slow grid and a fast one.
+
+    n_records on τ ∈ [0, horizon] and n_fast on the fast time t = τ d ∈
+    [0, fast_horizon] (capped at the horizon).  The fast records (t = τ d, [P eq. 34]) resolve the mean's boundary layer,
+    which lasts τ = O(1/d); the slow ones the moments' motion ([P eq. 35]).
+    Sorted, without duplicates.
+    """
+    if not (math.isfinite(horizon) and horizon > 0):
+        raise ValueError(f"horizon must be a finite number > 0, got {horizon}")
+    if not (isinstance(n_records, (int, np.integer)) and n_records >= 2):
+        raise ValueError(f"n_records must be an integer >= 2, got {n_records!r}")
+    if not (isinstance(n_fast, (int, np.integer)) and n_fast >= 0):
+        raise ValueError(f"n_fast must be an integer >= 0, got {n_fast!r}")
+    if not (math.isfinite(fast_horizon) and fast_horizon >= 0):
+        raise ValueError(f"fast_horizon must be a finite number >= 0, got {fast_horizon}")
+    times = np.linspace(0.0, horizon, n_records)
+    if n_fast:
+        fast = np.linspace(0.0, min(fast_horizon / d, horizon), n_fast)
+        times = np.union1d(times, fast)
+    return times
 
 
 def derive_seed(seed: int, *keys) -> int:

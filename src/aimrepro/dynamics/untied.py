@@ -83,7 +83,6 @@ __all__ = [
     "limiting_state",
     "population_flow_rhs",
     "population_flow_stiff_part",
-    "record_times",
     "slow_flow_rhs",
     "slow_limit",
     "solve_fast_flow",
@@ -938,29 +937,6 @@ def slow_limit(spec: ProblemSpec, seed: int, times, *, weight_decay: float = 0.0
     return trajectory, _diagnostics(spec, potential, state, fixed, flow)
 
 
-def record_times(horizon: float, n_records: int, d: int, *, fast_horizon: float = 0.0,
-                 n_fast: int = 0) -> np.ndarray:
-    """Record grid in τ of an untied run: n_records on [0, horizon] and n_fast on t ∈ [0, fast_horizon].
-
-    The fast records (t = τ d, [P eq. 34]) resolve the mean's boundary layer,
-    which lasts τ = O(1/d); the slow ones the moments' motion ([P eq. 35]).
-    Sorted, without duplicates.
-    """
-    if not (math.isfinite(horizon) and horizon > 0):
-        raise ValueError(f"horizon must be a finite number > 0, got {horizon}")
-    if not (isinstance(n_records, (int, np.integer)) and n_records >= 2):
-        raise ValueError(f"n_records must be an integer >= 2, got {n_records!r}")
-    if not (isinstance(n_fast, (int, np.integer)) and n_fast >= 0):
-        raise ValueError(f"n_fast must be an integer >= 0, got {n_fast!r}")
-    if not (math.isfinite(fast_horizon) and fast_horizon >= 0):
-        raise ValueError(f"fast_horizon must be a finite number >= 0, got {fast_horizon}")
-    times = np.linspace(0.0, horizon, n_records)
-    if n_fast:
-        fast = np.linspace(0.0, min(fast_horizon / d, horizon), n_fast)
-        times = np.union1d(times, fast)
-    return times
-
-
 def limiting_state(spec: ProblemSpec) -> dict[str, float]:
     """d → ∞ initial variances v_k = (Ω + Ψ)_kk and rate t^A + t^B of an untied problem.
 
@@ -984,7 +960,9 @@ def fast_state_table(potential: Potential, teacher_means, *, v1: float, v2: floa
     """The fast state and the dichotomy against the teacher mean, at an uninformative start.
 
     For each m₂: the fast fixed points reached from m = ±0 (just above and
-    below zero, the two signs a finite-d start can have), their curvature,
+    below zero, the two signs a finite-d start can have), their curvature
+    and that at m = 0 (the rate, over t^A + t^B, at which the mean leaves or
+    returns to the symmetric state),
     the dichotomy factors at the positive branch and the predicted initial
     slow slope of the symmetric overlap (``rate`` = t^A + t^B).  The
     threshold of :func:`symmetric_state_threshold` is a constant column (NaN
@@ -1001,8 +979,8 @@ def fast_state_table(potential: Potential, teacher_means, *, v1: float, v2: floa
     q1 = np.diag([v1, v2]).astype(float)
     q2 = np.zeros((2, 2))
     rows = {name: [] for name in ("m2", "m_star_plus", "m_star_minus", "curvature_plus",
-                                  "student_factor", "teacher_factor", "product", "slope",
-                                  "threshold")}
+                                  "curvature_zero", "student_factor", "teacher_factor",
+                                  "product", "slope", "threshold")}
     all_converged = True
     for m2 in teacher_means:
         landscape = MeanLandscape(potential, float(m2), q1, q2)
@@ -1013,6 +991,7 @@ def fast_state_table(potential: Potential, teacher_means, *, v1: float, v2: floa
         crit = dichotomy(potential, state, plus.m_star)
         for name, value in (("m2", m2), ("m_star_plus", plus.m_star),
                             ("m_star_minus", minus.m_star), ("curvature_plus", plus.curvature),
+                            ("curvature_zero", landscape.curvature(0.0)),
                             ("student_factor", crit.student_factor),
                             ("teacher_factor", crit.teacher_factor), ("product", crit.product),
                             ("slope", crit.slope), ("threshold", threshold)):
