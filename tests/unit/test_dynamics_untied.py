@@ -80,7 +80,7 @@ def test_moment_velocities_follow_the_rederived_hierarchy(flow):
         mean = float(state.mean[0])
     value = potential.evaluate(IndexLaw.untied([mean, state.mean[1]], state.q1, state.q2, 2))
     a, b = value.d_Omega, value.d_Psi
-    bias = (untied._effective_bias(U, V, teacher, a, b) if flow == "slow"
+    bias = (untied._Factors(U, V, teacher).effective_bias(a, b) if flow == "slow"
             else math.sqrt(spec.d) * value.d_mean[0])
     y = np.concatenate([U.ravel(), V.ravel()])
     f = rhs(0.0, y, params)
@@ -209,7 +209,7 @@ def test_population_flow_bias_approaches_the_effective_bias_as_d_grows():
             IndexLaw.untied(state.mean, state.q1, state.q2, 1)).d_mean[0]
         m_star = untied.slaved_mean(params, state).m_star
         value = potential.evaluate(IndexLaw.untied([m_star, state.mean[1]], state.q1, state.q2, 1))
-        effective = untied._effective_bias(U, V, teacher, value.d_Omega, value.d_Psi)
+        effective = untied._Factors(U, V, teacher).effective_bias(value.d_Omega, value.d_Psi)
         gaps.append(abs(bias - effective))
     assert gaps[1] < 0.6 * gaps[0], gaps
 
@@ -279,6 +279,16 @@ def test_record_times_and_limiting_state():
     aim = untied.limiting_state(sgd.ProblemSpec("untied", "h2", 1, 100, rho=0.5,
                                                 normalisation="aim"))
     assert aim == pytest.approx({"v1": 0.5 * 0.81, "v2": 0.5, "rate": 0.5 * 1.81})
+
+
+def test_fused_products_equal_the_trace_products_of_part_1():
+    _, student, teacher, _ = _problem("h2", 1, 15, teacher_mean=-0.8, init_mean=0.3)
+    state = untied.untied_state(student.U, student.V, teacher)
+    trace, Psi, Omega = sgd.trace_products([FactoredMatrix(student.U, student.V), teacher])
+    np.testing.assert_allclose(state.mean, math.sqrt(15) * trace, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(state.q1, Omega, rtol=1e-12)
+    np.testing.assert_allclose(state.q2, Psi, rtol=1e-12)
+    assert state.tA == pytest.approx(np.sum(student.U ** 2) / 15, rel=1e-12)
 
 
 def test_untied_teacher_has_exactly_the_requested_mean():

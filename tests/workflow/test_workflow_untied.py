@@ -101,12 +101,13 @@ def test_tiny_untied_run_writes_results_with_sidecars(tiny_untied_run):
         assert claim_id in claims
 
 
-def test_untied_sections_come_together(repo_copy, tmp_path):
+def test_untied_sections_come_together(tmp_path):
+    # --configfile would be merged over config.yaml, so the copy's config.yaml lacks the key
+    workdir = copy_repository(tmp_path / "aimrepro")
     config = tiny_untied_config()
     del config["paper2"]["figureS4"]
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(config))
-    done = run_snakemake(repo_copy, "-n", "--cores", "2", "--configfile", str(bad), check=False)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    done = run_snakemake(workdir, "-n", "--cores", "2", check=False)
     assert done.returncode != 0
     assert [line for line in done.stderr.splitlines() if "invalid config" in line] == [
         "aimrepro: invalid config: paper2.figureS4 is missing; allowed: a mapping (untied "

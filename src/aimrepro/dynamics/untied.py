@@ -57,6 +57,7 @@ never a d×d matrix), plus one Φ evaluation and, for the slaved flow, the
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -124,14 +125,6 @@ class UntiedState:
     def rate(self) -> float:
         """t^A + t^B: the mobility of the mean in the fast equation [P eq. 28]."""
         return self.tA + self.tB
-
-
-def untied_state(U: np.ndarray, V: np.ndarray, teacher: FactoredMatrix) -> UntiedState:
-    """The order parameters of student M₁ = U Vᵀ and ``teacher``: O(d r² + d r r*)."""
-    d = U.shape[0]
-    trace, Psi, Omega = trace_products([FactoredMatrix(U, V), teacher])
-    return UntiedState(math.sqrt(d) * trace, Omega, Psi, float(np.sum(U * U)) / d,
-                       float(np.sum(V * V)) / d)
 
 
 @dataclass(frozen=True, eq=False)
@@ -305,15 +298,6 @@ def solve_fast_flow(landscape: MeanLandscape, m0: float, rate: float, t_fast,
 # ---------------------------------------------------------------------------
 
 
-def _apply(matrix: FactoredMatrix, X: np.ndarray, *, transpose: bool = False) -> np.ndarray:
-    """S X (or Sᵀ X) for S = c L Rᵀ + s I: O(d r k) for X of shape (d, k)."""
-    L, R = matrix.left, matrix._right
-    out = matrix.scale * (R @ (L.T @ X) if transpose else L @ (R.T @ X))
-    if matrix.shift:
-        out = out + matrix.shift * X
-    return out
-
-
 @dataclass(frozen=True, eq=False)
 class UntiedFlowParams:
     """Fixed inputs of the untied matrix flows.
@@ -339,40 +323,94 @@ class UntiedFlowParams:
     mean_start: float = 0.0
     weight_decay: float = 0.0
 
+    @functools.cached_property
+    def teacher_self(self) -> tuple[float, float, float]:
+        """(t₂, Ψ₂₂, Ω₂₂): computed once per flow."""
+        return _teacher_self(self.teacher)
+
+    def factors(self, y: np.ndarray) -> _Factors:
+        U, V = _split(y, self.shape)
+        return _Factors(U, V, self.teacher)
+
 
 def _split(y: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     n = shape[0] * shape[1]
     return y[:n].reshape(shape), y[n:].reshape(shape)
 
 
-def _velocity(U: np.ndarray, V: np.ndarray, teacher: FactoredMatrix, bias: float,
-              a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
-    """(dU, dV) = −bias (V, U) − 2 Σ_l (a_l M_l + b_l M_lᵀ)(V, U)ᵀ... (module docstring), flat."""
-    M1V, M1tV = U @ (V.T @ V), V @ (U.T @ V)          # M₁V, M₁ᵀV
-    M1tU, M1U = V @ (U.T @ U), U @ (V.T @ U)          # M₁ᵀU, M₁U
-    M2V, M2tV = _apply(teacher, V), _apply(teacher, V, transpose=True)
-    M2tU, M2U = _apply(teacher, U, transpose=True), _apply(teacher, U)
-    a11, a12, b11, b12 = a[0, 0], a[0, 1], b[0, 0], b[0, 1]
-    dU = -bias * V - 2.0 * (a11 * M1V + b11 * M1tV + a12 * M2V + b12 * M2tV)
-    dV = -bias * U - 2.0 * (a11 * M1tU + b11 * M1U + a12 * M2tU + b12 * M2U)
-    if gamma:
-        dU -= gamma * U
-        dV -= gamma * V
-    return np.concatenate([dU.ravel(), dV.ravel()])
+class _Factors:
+    """The products of U, V with each other and with the teacher's factors, computed once.
 
-
-def _effective_bias(U: np.ndarray, V: np.ndarray, teacher: FactoredMatrix, a: np.ndarray,
-                    b: np.ndarray) -> float:
-    """β̄ = −ψ/(t^A + t^B), ψ = 2 Σ_l (a_l + b_l)(μ(M_l B) + μ(A M_l)) ([P eqs. 27, 30]).
-
-    μ(M_l B) = ⟨V, M_l V⟩/d and μ(A M_l) = ⟨U, M_l U⟩/d; for A, B symmetric
-    μ(M_lᵀ B) = μ(M_l B), so the two letters M_l^(r) give the same trace.
+    With G_uu = UᵀU, G_vv = VᵀV, G_uv = UᵀV and the projections LᵀU, RᵀU, LᵀV,
+    RᵀV on the teacher M₂ = c L Rᵀ + s I, every trace of the state and every
+    product of the velocity is a contraction of these: Tr(M₁M₁ᵀ) = Σ G_uu∘G_vv,
+    Tr(M₁M₁) = Σ G_uv∘G_uvᵀ, Tr(M₁M₂ᵀ) = c Σ (LᵀU)∘(RᵀV) + s Tr M₁,
+    Tr(M₁M₂) = c Σ (RᵀU)∘(LᵀV) + s Tr M₁, M₁V = U G_vv, M₁ᵀV = V G_uv, ...
+    Cost O(d r² + d r r*): 3 Gram matrices and 4 projections.
     """
-    d = U.shape[0]
-    student = [np.sum(V * (U @ (V.T @ V))), np.sum(U * (U @ (V.T @ U)))]
-    teacher_terms = [np.sum(V * _apply(teacher, V)), np.sum(U * _apply(teacher, U))]
-    psi = 2.0 * ((a[0, 0] + b[0, 0]) * sum(student) + (a[0, 1] + b[0, 1]) * sum(teacher_terms)) / d
-    return float(-psi * d / (np.sum(U * U) + np.sum(V * V)))
+
+    def __init__(self, U: np.ndarray, V: np.ndarray, teacher: FactoredMatrix) -> None:
+        self.U, self.V, self.teacher = U, V, teacher
+        self.d = U.shape[0]
+        self.Guu, self.Gvv, self.Guv = U.T @ U, V.T @ V, U.T @ V
+        L, R = teacher.left, teacher._right
+        self.LU, self.RU, self.LV, self.RV = L.T @ U, R.T @ U, L.T @ V, R.T @ V
+
+    def order_parameters(self, teacher_self: tuple[float, float, float]) -> OrderParameters:
+        """t, Ψ, Ω of (M₁, M₂) given the teacher's (t₂, Ψ₂₂, Ω₂₂)."""
+        c, s, d = self.teacher.scale, self.teacher.shift, self.d
+        tr = float(np.trace(self.Guv))
+        omega12 = c * float(np.sum(self.LU * self.RV)) + s * tr
+        psi12 = c * float(np.sum(self.RU * self.LV)) + s * tr
+        t2, psi22, omega22 = teacher_self
+        return OrderParameters(
+            [tr / d, t2],
+            [[float(np.sum(self.Guv * self.Guv.T)) / d, psi12 / d], [psi12 / d, psi22]],
+            [[float(np.sum(self.Guu * self.Gvv)) / d, omega12 / d], [omega12 / d, omega22]])
+
+    def state(self, teacher_self: tuple[float, float, float]) -> UntiedState:
+        op = self.order_parameters(teacher_self)
+        return UntiedState(math.sqrt(self.d) * op.trace, op.Omega, op.Psi,
+                           float(np.trace(self.Guu)) / self.d, float(np.trace(self.Gvv)) / self.d)
+
+    def velocity(self, bias: float, a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
+        """(dU, dV) of the module docstring's matrix flow, flattened."""
+        U, V, c, s = self.U, self.V, self.teacher.scale, self.teacher.shift
+        L, R = self.teacher.left, self.teacher._right
+        M1V, M1tV, M1tU, M1U = U @ self.Gvv, V @ self.Guv, V @ self.Guu, U @ self.Guv.T
+        M2V, M2tV = c * (L @ self.RV) + s * V, c * (R @ self.LV) + s * V
+        M2tU, M2U = c * (R @ self.LU) + s * U, c * (L @ self.RU) + s * U
+        a11, a12, b11, b12 = a[0, 0], a[0, 1], b[0, 0], b[0, 1]
+        dU = -bias * V - 2.0 * (a11 * M1V + b11 * M1tV + a12 * M2V + b12 * M2tV)
+        dV = -bias * U - 2.0 * (a11 * M1tU + b11 * M1U + a12 * M2tU + b12 * M2U)
+        if gamma:
+            dU -= gamma * U
+            dV -= gamma * V
+        return np.concatenate([dU.ravel(), dV.ravel()])
+
+    def effective_bias(self, a: np.ndarray, b: np.ndarray) -> float:
+        """β̄ = −ψ/(t^A + t^B), ψ = 2 Σ_l (a_l + b_l)(μ(M_l B) + μ(A M_l)) ([P eqs. 27, 30]).
+
+        μ(M_l B) = ⟨V, M_l V⟩/d and μ(A M_l) = ⟨U, M_l U⟩/d; for A, B symmetric
+        μ(M_lᵀ B) = μ(M_l B), so the two letters M_l^(r) give the same trace.
+        """
+        c, s = self.teacher.scale, self.teacher.shift
+        norms = float(np.trace(self.Guu) + np.trace(self.Gvv))
+        student = float(np.sum(self.Guv * self.Gvv) + np.sum(self.Guu * self.Guv))
+        teacher = c * float(np.sum(self.LV * self.RV) + np.sum(self.LU * self.RU)) + s * norms
+        psi = 2.0 * ((a[0, 0] + b[0, 0]) * student + (a[0, 1] + b[0, 1]) * teacher)
+        return -psi / norms
+
+
+def _teacher_self(teacher: FactoredMatrix) -> tuple[float, float, float]:
+    """(t₂, Ψ₂₂, Ω₂₂) of the teacher: constant along a flow."""
+    trace, Psi, Omega = trace_products([teacher])
+    return float(trace[0]), float(Psi[0, 0]), float(Omega[0, 0])
+
+
+def untied_state(U: np.ndarray, V: np.ndarray, teacher: FactoredMatrix) -> UntiedState:
+    """The order parameters of student M₁ = U Vᵀ and ``teacher``: O(d r² + d r r*)."""
+    return _Factors(U, V, teacher).state(_teacher_self(teacher))
 
 
 def slaved_mean(params: UntiedFlowParams, state: UntiedState) -> FastFixedPoint:
@@ -385,14 +423,13 @@ def slow_flow_rhs(t: float, y: np.ndarray, params: UntiedFlowParams) -> np.ndarr
 
     Conserves Tr(U Vᵀ) exactly (β̄ is the bias that does).
     """
-    U, V = _split(y, params.shape)
-    state = untied_state(U, V, params.teacher)
+    factors = params.factors(y)
+    state = factors.state(params.teacher_self)
     m_star = slaved_mean(params, state).m_star
     value = params.potential.evaluate(IndexLaw.untied([m_star, state.mean[1]], state.q1,
                                                       state.q2, params.potential.T))
     a, b = value.d_Omega, value.d_Psi
-    bias = _effective_bias(U, V, params.teacher, a, b)
-    return _velocity(U, V, params.teacher, bias, a, b, params.weight_decay)
+    return factors.velocity(factors.effective_bias(a, b), a, b, params.weight_decay)
 
 
 def population_flow_rhs(t: float, y: np.ndarray, params: UntiedFlowParams) -> np.ndarray:
@@ -401,13 +438,12 @@ def population_flow_rhs(t: float, y: np.ndarray, params: UntiedFlowParams) -> np
     The bias is β = √d ∂Φ/∂m at the matrices' own mean m = Tr(U Vᵀ)/√d; the
     mean direction relaxes d times faster than the moments move.
     """
-    U, V = _split(y, params.shape)
-    state = untied_state(U, V, params.teacher)
+    factors = params.factors(y)
+    state = factors.state(params.teacher_self)
     value = params.potential.evaluate(IndexLaw.untied(state.mean, state.q1, state.q2,
                                                       params.potential.T))
-    bias = math.sqrt(U.shape[0]) * float(value.d_mean[0])
-    return _velocity(U, V, params.teacher, bias, value.d_Omega, value.d_Psi,
-                     params.weight_decay)
+    bias = math.sqrt(factors.d) * float(value.d_mean[0])
+    return factors.velocity(bias, value.d_Omega, value.d_Psi, params.weight_decay)
 
 
 def population_flow_stiff_part(t: float, y: np.ndarray, params: UntiedFlowParams) -> tuple[
@@ -420,7 +456,7 @@ def population_flow_stiff_part(t: float, y: np.ndarray, params: UntiedFlowParams
     unstable mean direction is not stiff).
     """
     U, V = _split(y, params.shape)
-    state = untied_state(U, V, params.teacher)
+    state = params.factors(y).state(params.teacher_self)
     kappa = MeanLandscape.at(params.potential, state).curvature(float(state.mean[0]))
     return max(kappa, 0.0), np.concatenate([V.ravel(), U.ravel()])
 
@@ -534,16 +570,15 @@ def _record(sol, params: UntiedFlowParams, *, slaved: bool) -> Trajectory:
         states.append(np.asarray(sol.y_events[1][0]))
     order, m_flow, bias = [], [], []
     for y in states:
-        U, V = _split(y, params.shape)
-        order.append(OrderParameters(*trace_products([FactoredMatrix(U, V), params.teacher]))
-                     .as_vector())
-        state = untied_state(U, V, params.teacher)
+        factors = params.factors(y)
+        order.append(factors.order_parameters(params.teacher_self).as_vector())
+        state = factors.state(params.teacher_self)
         if slaved:
             m_star = slaved_mean(params, state).m_star
             value = params.potential.evaluate(IndexLaw.untied(
                 [m_star, state.mean[1]], state.q1, state.q2, params.potential.T))
             m_flow.append(m_star)
-            bias.append(_effective_bias(U, V, params.teacher, value.d_Omega, value.d_Psi))
+            bias.append(factors.effective_bias(value.d_Omega, value.d_Psi))
         else:
             value = params.potential.evaluate(IndexLaw.untied(state.mean, state.q1, state.q2,
                                                               params.potential.T))
@@ -563,8 +598,7 @@ def _record(sol, params: UntiedFlowParams, *, slaved: bool) -> Trajectory:
 def _stop_event(params: UntiedFlowParams, stop_overlap: float):
     """Terminal event |symmetric overlap| = stop_overlap (rising), for ``solve_ivp``."""
     def event(t, y, *args):
-        U, V = _split(y, params.shape)
-        op = OrderParameters(*trace_products([FactoredMatrix(U, V), params.teacher]))
+        op = params.factors(y).order_parameters(params.teacher_self)
         return abs(op.symmetric_overlap) - stop_overlap
     event.terminal = True
     event.direction = 1
