@@ -42,6 +42,7 @@ include: "workflow/rules/dynamics.smk"
 include: "workflow/rules/moments.smk"
 include: "workflow/rules/amp.smk"
 include: "workflow/rules/gd.smk"
+include: "workflow/rules/untied.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 

@@ -311,6 +311,10 @@ if "paper2" in config:
     # Rule claims_paper2_dynamics (dynamics.smk, issue 5): Theorem-1 gap, initial
     # slope of p12, weak-recovery times of tied and direct attention.
     CLAIM_TOPICS.append("paper2_dynamics")
+if all(name in config.get("paper2", {}) for name in ("figure3", "figureS4", "figureS5")):
+    # Rule claims_paper2_untied (untied.smk, issue 7): the fast and slow collapses,
+    # escape time against d on both sides of the threshold, the sign of the overlap.
+    CLAIM_TOPICS.append("paper2_untied")
 
 
 def claim_fragment_path(scale, topic):
@@ -348,6 +352,10 @@ if all(key in config.get("paper2", {}) for key in ("figure1", "figure4", "figure
     # Rule claims_paper2_moments (moments.smk, issue 6): exponential decay of the
     # truncation error in M, its horizon, matrix flow and Riccati against SGD.
     CLAIM_TOPICS.append("paper2_moments")
+# Paper 2 untied attention (untied.smk, issue 7): drawn when its three sections are configured.
+PAPER2_UNTIED_FIGURES = ["paper2_fig3", "paper2_figS4", "paper2_figS5"]
+if all(name in config.get("paper2", {}) for name in ("figure3", "figureS4", "figureS5")):
+    FIGURES += PAPER2_UNTIED_FIGURES
 
 
 def figure_files(scale, name):

@@ -53,6 +53,7 @@ from aimrepro.dynamics.trajectory import ORDER_NAMES, OrderParameters, Trajector
 __all__ = [
     "NORMALISATIONS",
     "PARAMETRISATIONS",
+    "STOP_MEASURES",
     "TIME_FACTOR",
     "DirectStudent",
     "ProblemSpec",
@@ -61,6 +62,7 @@ __all__ = [
     "TiedStudent",
     "UntiedStudent",
     "derive_seed",
+    "fast_slow_record_times",
     "initial_problem",
     "make_student",
     "make_teacher",
@@ -73,6 +75,8 @@ logger = logging.getLogger(__name__)
 PARAMETRISATIONS = ("direct", "tied", "untied")
 #: How teacher and student are scaled (``paper2.md`` §1, "Teacher and student scalings").
 NORMALISATIONS = ("unit_variance", "aim")
+#: Overlaps a run can stop on (:class:`SGDSettings`).
+STOP_MEASURES = ("overlap_ratio", "symmetric_overlap")
 #: t_ode per step = TIME_FACTOR · α/d (``paper2.md`` §2).
 TIME_FACTOR = {"tied": 4.0, "direct": 1.0, "untied": 1.0}
 
@@ -82,6 +86,30 @@ def step_time(param: str, lr: float, d: int) -> float:
     if param not in TIME_FACTOR:
         raise ValueError(f"param must be one of {PARAMETRISATIONS}, got {param!r}")
     return TIME_FACTOR[param] * lr / d
+
+
+def fast_slow_record_times(horizon: float, n_records: int, d: int, *,
+                           fast_horizon: float = 0.0, n_fast: int = 0) -> np.ndarray:
+    """Record times (``t_ode``) of an untied run: a slow grid and a fast one.
+
+    n_records on τ ∈ [0, horizon] and n_fast on the fast time t = τ d ∈
+    [0, fast_horizon] (capped at the horizon).  The fast records (t = τ d, [P eq. 34]) resolve the mean's boundary layer,
+    which lasts τ = O(1/d); the slow ones the moments' motion ([P eq. 35]).
+    Sorted, without duplicates.
+    """
+    if not (math.isfinite(horizon) and horizon > 0):
+        raise ValueError(f"horizon must be a finite number > 0, got {horizon}")
+    if not (isinstance(n_records, (int, np.integer)) and n_records >= 2):
+        raise ValueError(f"n_records must be an integer >= 2, got {n_records!r}")
+    if not (isinstance(n_fast, (int, np.integer)) and n_fast >= 0):
+        raise ValueError(f"n_fast must be an integer >= 0, got {n_fast!r}")
+    if not (math.isfinite(fast_horizon) and fast_horizon >= 0):
+        raise ValueError(f"fast_horizon must be a finite number >= 0, got {fast_horizon}")
+    times = np.linspace(0.0, horizon, n_records)
+    if n_fast:
+        fast = np.linspace(0.0, min(fast_horizon / d, horizon), n_fast)
+        times = np.union1d(times, fast)
+    return times
 
 
 def derive_seed(seed: int, *keys) -> int:
@@ -255,7 +283,13 @@ class ProblemSpec:
         student U ~ N(0, s_U²/d), V ~ N(0, s_V²/d) with s_U = ``init_scale``,
         s_V = ``init_scale_v`` (unequal: [P Ass. 4.4]).
     teacher_mean : float
-        Untied teacher only: S* = U*V*ᵀ + (m₂/√d) I, index mean m₂ (``paper2.md`` §5.3).
+        Untied teacher only: S* = U*V*ᵀ (traceless part) + (m₂/√d) I, index
+        mean exactly m₂ (``paper2.md`` §5.3).
+    init_mean : float or None
+        Untied student only: ``None`` keeps the independent Gaussian factors
+        (index mean m(0) = Tr(U Vᵀ)/√d = O(d^-1/2)); a number m₀ sets
+        m(0) = m₀ exactly by adding a multiple of U to V (the fast-phase
+        direction; the moments move by O(1/d), ``paper2.md`` §2.3).
     loss_prefactor : float
         c of ℒ = c‖F(G₁) − F(G₂)‖².
     """
@@ -273,6 +307,7 @@ class ProblemSpec:
     init_scale_v: float = 0.9
     teacher_mean: float = 0.0
     loss_prefactor: float = 0.5
+    init_mean: float | None = None
 
     def __post_init__(self) -> None:
         if self.param not in PARAMETRISATIONS:
@@ -294,6 +329,10 @@ class ProblemSpec:
         if self.teacher_mean and self.param != "untied":
             raise ValueError("teacher_mean applies to untied attention only (the tied and direct "
                              "indices are centered)")
+        if self.init_mean is not None and (self.param != "untied"
+                                           or not math.isfinite(self.init_mean)):
+            raise ValueError(f"init_mean applies to untied attention only and must be finite, "
+                             f"got {self.init_mean!r} for param {self.param!r}")
         loss = self.loss()  # checks the links
         if self.T < loss.min_T:
             raise ValueError(f"T must be >= {loss.min_T} for link {self.link!r}, got {self.T}")
@@ -330,8 +369,9 @@ def make_teacher(spec: ProblemSpec, rng: np.random.Generator) -> FactoredMatrix:
 
     Tied kind: S* = c W*W*ᵀ, W* ∈ R^{d×r*} standard Gaussian, c = 1/√(r* d)
     (``aim``) or such that (Ω + Ψ)₂₂ = 2q₂₂ = 1 (``unit_variance``).  Untied
-    kind: S* = c U*V*ᵀ + (m₂/√d) I with U*, V* entries N(0, 1/d), c = 1
-    (``aim``) or normalised like the tied one (before the mean shift).
+    kind: S* = c (U*V*ᵀ − (Tr(U*V*ᵀ)/d) I) + (m₂/√d) I with U*, V* entries
+    N(0, 1/d): index mean exactly m₂; c = 1 (``aim``) or normalised like the
+    tied one (before the m₂ shift, which adds 2m₂²/d to the variance).
     """
     d = spec.d
     r = spec.width(spec.rho)
@@ -341,12 +381,14 @@ def make_teacher(spec: ProblemSpec, rng: np.random.Generator) -> FactoredMatrix:
     else:
         U = rng.standard_normal((d, r)) / math.sqrt(d)
         V = rng.standard_normal((d, r)) / math.sqrt(d)
-        teacher = FactoredMatrix(U, V, 1.0)
+        # Centered: the O(d^-1/2) index mean Tr(U*V*ᵀ)/√d would blur m₂, the
+        # control parameter of the untied dichotomy (paper2.md §5.3).
+        teacher = FactoredMatrix(U, V, 1.0, -float(np.sum(U * V)) / d)
     if spec.normalisation == "unit_variance":
         teacher = teacher.scaled(1.0 / math.sqrt(_index_variance(teacher)))
     if spec.teacher_mean:
         teacher = FactoredMatrix(teacher.left, teacher.right, teacher.scale,
-                                 spec.teacher_mean / math.sqrt(d))
+                                 teacher.shift + spec.teacher_mean / math.sqrt(d))
     return teacher
 
 
@@ -370,6 +412,10 @@ def make_student(spec: ProblemSpec, rng: np.random.Generator) -> Student:
         c = 1.0 / math.sqrt(_index_variance(student.matrix()))
         for theta in student.parameters():
             theta *= math.sqrt(c)
+    if spec.param == "untied" and spec.init_mean is not None:
+        # V += c U moves Tr(U Vᵀ) by c ‖U‖²: the direction of the fast mean flow.
+        U, V = student.U, student.V
+        V += ((spec.init_mean * math.sqrt(d) - np.sum(U * V)) / np.sum(U * U)) * U
     return student
 
 
@@ -419,6 +465,9 @@ class SGDSettings:
     stop_overlap : float or None
         Stop (not a blow-up) at the first record whose overlap ratio reaches
         this value: weak-recovery-time scans need no more.
+    stop_measure : {"overlap_ratio", "symmetric_overlap"}
+        The overlap ``stop_overlap`` applies to (in absolute value), a property
+        of :class:`~aimrepro.dynamics.trajectory.OrderParameters`.
     """
 
     lr: float
@@ -429,8 +478,12 @@ class SGDSettings:
     record_times: tuple[float, ...] | None = None
     max_loss: float = 1e12
     stop_overlap: float | None = None
+    stop_measure: str = "overlap_ratio"
 
     def __post_init__(self) -> None:
+        if self.stop_measure not in STOP_MEASURES:
+            raise ValueError(f"stop_measure must be one of {STOP_MEASURES}, "
+                             f"got {self.stop_measure!r}")
         for name in ("lr", "horizon", "max_loss"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
@@ -519,7 +572,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
         if progress_every and len(records) % progress_every == 0:
             logger.info("%s step %d/%d t=%.4g overlap=%.4f batch loss=%.4g", student.param, n,
                         n_total, n * dt, op.overlap_ratio, mean_loss)
-        return settings.stop_overlap is not None and op.overlap_ratio >= settings.stop_overlap
+        return (settings.stop_overlap is not None
+                and abs(getattr(op, settings.stop_measure)) >= settings.stop_overlap)
 
     # Overflow and NaN are expected when a run blows up; they are detected below
     # from the values and recorded, not raised as floating-point warnings.

@@ -94,6 +94,17 @@ class OrderParameters:
         """max(|p_Ψ,12|, |p_Ω,12|)/p_Ω,22: the weak-recovery overlap (module docstring)."""
         return float(max(abs(self.p_Psi[0, 1]), abs(self.p_Omega[0, 1])) / self.p_Omega[1, 1])
 
+    @property
+    def symmetric_overlap(self) -> float:
+        """(p_Ω,12 + p_Ψ,12)/(p_Ω,22 + p_Ψ,22), signed: the overlap of S₁ + S₁ᵀ with S₂ + S₂ᵀ.
+
+        Tr(S̊₁⁺ S̊₂⁺)/Tr(S̊₂⁺²) with S⁺ = S + Sᵀ (traces removed): the untied
+        overlap of [P Fig. 3], normalised by the teacher (1 at S₁⁺ = S₂⁺).
+        For one token it is Cov(G₁, G₂)/Var(G₂).
+        """
+        p_sum = self.p_Psi + self.p_Omega
+        return float(p_sum[0, 1] / p_sum[1, 1])
+
     def mean(self, d: int) -> np.ndarray:
         """Pre-activation means m_k = Tr S_k/√d = √d t_k ([P §4.1])."""
         return math.sqrt(d) * self.trace
@@ -178,6 +189,14 @@ class Trajectory:
         p_psi = self.column("Psi12") - t1 * t2
         p_omega = self.column("Omega12") - t1 * t2
         return np.maximum(np.abs(p_psi), np.abs(p_omega)) / (self.column("Omega22") - t2 * t2)
+
+    @property
+    def symmetric_overlap(self) -> np.ndarray:
+        """Signed overlap of S₁ + S₁ᵀ with S₂ + S₂ᵀ over time (:attr:`OrderParameters.symmetric_overlap`)."""
+        t1, t2 = self.column("t1"), self.column("t2")
+        p12 = self.column("Psi12") + self.column("Omega12") - 2.0 * t1 * t2
+        p22 = self.column("Psi22") + self.column("Omega22") - 2.0 * t2 * t2
+        return p12 / p22
 
     def weak_recovery_time(self, threshold: float = 0.3) -> float | None:
         """First t_ode with overlap ratio ≥ threshold (``paper2.md`` §5), or None."""

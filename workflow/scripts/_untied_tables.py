@@ -1,0 +1,13 @@
+"""Loading the untied runs a figure or claims rule names (untied.smk), grouped by a key."""
+
+from aimrepro.dynamics.trajectory import Trajectory
+from aimrepro.provenance import read_table
+
+
+def load_groups(runs, key, path="path"):
+    """{key(run): [Trajectory, ...]} in the rule's order; ``path`` selects the SGD or theory file."""
+    groups = {}
+    for run in runs:
+        groups.setdefault(key(run), []).append(
+            Trajectory.from_columns(read_table(run[path]), run["d"]))
+    return groups

@@ -1,0 +1,42 @@
+"""Rule claims_paper2_untied: paper 2's untied-attention claims -> TSV fragment + sidecar.
+
+The measurements are ``aimrepro.dynamics.untied_claims.paper2_untied_claims``.
+"""
+
+from _job import run_job
+from _untied_tables import load_groups
+
+from aimrepro.claims import write_claims
+from aimrepro.dynamics.untied_claims import paper2_untied_claims
+from aimrepro.provenance import read_table
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        p = smk.params
+
+        def s5_key(run):
+            return run["teacher_mean"], run["d"]
+
+        s4, s5 = p.figureS4[0], p.figureS5[0]
+        rows = paper2_untied_claims(
+            figure3=load_groups(p.figure3, lambda r: r["link"]),
+            figureS4=load_groups(p.figureS4, lambda r: r["d"]),
+            figureS4_flows=load_groups(p.figureS4, lambda r: r["d"], path="flow_path"),
+            figureS4_limits=[t for g in load_groups(p.figureS4_limits, lambda r: r["d"],
+                                                    path="limit_path").values() for t in g],
+            s4_link=s4["link"], s4_fast_horizon=s4["fast_horizon"], s4_horizon=s4["horizon"],
+            figureS5=load_groups(p.figureS5, s5_key),
+            figureS5_flows=load_groups(p.figureS5, s5_key, path="flow_path"),
+            fast_states=read_table(smk.input.fast_states), s5_link=s5["link"],
+            s5_horizon=s5["horizon"], s5_fast_horizon=s5["fast_horizon"],
+            threshold=p.threshold)
+        write_claims(smk.output.table, rows)
+        n_failed = sum(not row.passed for row in rows)
+        job.log.info("%d paper-2 untied claims, %d not reproduced", len(rows), n_failed)
+        job.write_sidecar(smk.output.table, diagnostics={"n_claims": len(rows),
+                                                         "n_failed": n_failed})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive

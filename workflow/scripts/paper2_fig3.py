@@ -1,0 +1,30 @@
+"""Rule paper2_fig3: untied SGD runs and their population flows -> figures/{scale}/paper2_fig3.{pdf,png}."""
+
+from _job import run_job
+from _untied_tables import load_groups
+
+from aimrepro.dynamics.untied_claims import escape_time
+from aimrepro.paper2_untied_figures import draw_figure3
+from aimrepro.plotting import save_figure
+from aimrepro.provenance import config_hash, git_state
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        runs = load_groups(smk.params.runs, lambda r: r["link"])
+        flows = load_groups(smk.params.runs, lambda r: r["link"], path="flow_path")
+        fig, diagnostics = draw_figure3(runs, flows, list(runs), threshold=smk.params.threshold)
+        git = git_state()
+        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
+            "title": "aimrepro paper 2 figure 3 (untied attention)", "commit": git["commit"],
+            "dirty": git["dirty"], "config_hash": config_hash(smk.config)})
+        times = {link: [escape_time(t, smk.params.threshold) for t in group]
+                 for link, group in runs.items()}
+        job.log.info("escape times %s", times)
+        job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
+            "converged": diagnostics["n_blowups"] == 0 and diagnostics["n_flow_blowups"] == 0,
+            **diagnostics, "escape_times": times})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive

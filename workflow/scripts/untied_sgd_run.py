@@ -1,0 +1,43 @@
+"""Rule untied_sgd_run: one online-SGD run of untied attention -> CSV trajectory + sidecar.
+
+Records on the slow time τ = lr n/d and, densely, on the fast time t = lr n
+(``aimrepro.dynamics.sgd.fast_slow_record_times``); stops on the symmetric
+overlap when the path says so.
+"""
+
+import time
+from dataclasses import asdict
+
+from _job import run_job
+from _untied_wildcards import untied_spec, untied_stop, untied_times
+
+from aimrepro.dynamics.sgd import SGDRun, SGDSettings
+from aimrepro.provenance import write_table
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        wc = smk.wildcards
+        spec = untied_spec(wc)
+        settings = SGDSettings(lr=float(wc.lr), batch=int(wc.B), horizon=float(wc.horizon),
+                               weight_decay=float(wc.wd), record_times=tuple(untied_times(wc)),
+                               stop_overlap=untied_stop(wc), stop_measure="symmetric_overlap")
+        cpu_start = time.process_time()
+        trajectory = SGDRun(spec, settings, int(wc.seed)).run(progress_every=20)
+        cpu_seconds = time.process_time() - cpu_start
+        write_table(smk.output.table, trajectory.columns())
+        diagnostics = {
+            "converged": not trajectory.blew_up,
+            "blew_up": trajectory.blew_up,
+            "t_blowup": None if not trajectory.blew_up else trajectory.t_blowup,
+            "n_steps": int(trajectory.extra["n_steps"][-1]),
+            "final_symmetric_overlap": float(trajectory.symmetric_overlap[-1]),
+            "cpu_seconds": cpu_seconds,
+        }
+        job.log.info("diagnostics %s", diagnostics)
+        job.write_sidecar(smk.output.table, diagnostics=diagnostics, seed=int(wc.seed),
+                          extra_params={"spec": asdict(spec), "settings": asdict(settings)})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive
