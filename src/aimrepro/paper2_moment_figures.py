@@ -169,7 +169,9 @@ def draw_truncation_figure(runs: Sequence[Trajectory], references: Sequence[Traj
             handles.append(Line2D([], [], label="blew up", **_BLOWUP_STYLE))
         if any(c == "left the PSD cone" for c in causes):
             handles.append(Line2D([], [], label="q left PSD cone", **_PSD_EXIT_STYLE))
-        left.legend(handles=handles, frameon=False, fontsize=5.5, loc="upper left")
+        # Beside the panels: inside, it hid the early SGD markers and truncations.
+        right.legend(handles=handles, frameon=False, fontsize=5.5, loc="center left",
+                     bbox_to_anchor=(1.01, 0.5))
         if n_blowups:
             fig.suptitle(f"{n_blowups} SGD run(s) blew up", x=0.995, ha="right", fontsize=6,
                          color="red")

@@ -132,7 +132,9 @@ def draw_figure3(runs: Mapping[str, Sequence[Trajectory]],
         handles += [Line2D([], [], color="0.3", marker="o", ls="none", ms=3,
                            label="SGD (one marker per seed)"),
                     Line2D([], [], color="0.3", lw=0.9, label="population flow, same start")]
-        right.legend(handles=handles, loc="lower right", frameon=False, fontsize=6)
+        # Beside the panels: inside, it covered the h3 flows on the log axis.
+        right.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5),
+                     frameon=False, fontsize=6)
         n = _blowups(fig, list(runs.values()))
     return fig, {"n_blowups": n,
                  "n_flow_blowups": sum(f.blew_up for g in flows.values() for f in g)}
