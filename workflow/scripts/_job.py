@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from aimrepro.claims import write_claims
 from aimrepro.provenance import capture_log, config_hash, utc_now, write_sidecar
 
 
@@ -74,6 +75,30 @@ class Job:
         )
         self.log.info("wrote sidecar %s", path)
         return path
+
+    def write_claims(self, rows: Sequence[Any], what: str) -> Path:
+        """Write the claim rows to ``output.table`` and its sidecar; log how many failed.
+
+        Every ``claims_*`` rule ends here, so each fragment's sidecar carries
+        the same diagnostics (``n_claims``, ``n_failed``).
+        """
+        rows = list(rows)
+        write_claims(self.smk.output.table, rows)
+        n_failed = sum(not row.passed for row in rows)
+        self.log.info("%d %s claims, %d not reproduced", len(rows), what, n_failed)
+        return self.write_sidecar(self.smk.output.table,
+                                  diagnostics={"n_claims": len(rows), "n_failed": n_failed})
+
+
+def runs_per_alpha(paths: Sequence[str], curve: Mapping[str, Any], load) -> list[list[Any]]:
+    """``load`` of each run of a marker curve, one list of seeds per alpha.
+
+    The rules list the runs alpha-major, seeds inside (common.smk:
+    ``_amp_curve``, ``figure2_gd_curves``).
+    """
+    paths, n_seeds = list(paths), len(curve["seeds"])
+    return [[load(p) for p in paths[i * n_seeds:(i + 1) * n_seeds]]
+            for i in range(len(curve["alphas"]))]
 
 
 @contextlib.contextmanager

@@ -6,7 +6,6 @@ Reads the AMP summaries; the measurements are ``aimrepro.amp_claims.paper1_amp_c
 from _job import run_job
 
 from aimrepro.amp_claims import paper1_amp_claims
-from aimrepro.claims import write_claims
 from aimrepro.provenance import read_table
 
 
@@ -14,10 +13,7 @@ def main(smk) -> None:
     with run_job(smk) as job:
         curves = list(smk.params.curves)
         rows = paper1_amp_claims(curves, [read_table(c["path"]) for c in curves])
-        write_claims(smk.output.table, rows)
-        n_failed = sum(not row.passed for row in rows)
-        job.log.info("%d AMP claims, %d not reproduced", len(rows), n_failed)
-        job.write_sidecar(smk.output.table, diagnostics={"n_claims": len(rows), "n_failed": n_failed})
+        job.write_claims(rows, "AMP")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ The measurements are ``aimrepro.theory_claims.paper1_theory_claims``.
 
 from _job import run_job
 
-from aimrepro.claims import write_claims
 from aimrepro.theory_claims import paper1_theory_claims
 
 
@@ -14,10 +13,7 @@ def main(smk) -> None:
         rows = paper1_theory_claims(softmax_rhos=list(smk.params.softmax_rhos),
                                     collapse_T_values=list(smk.params.collapse_T_values),
                                     rho_collapse=smk.params.rho_collapse)
-        write_claims(smk.output.table, rows)
-        n_failed = sum(not row.passed for row in rows)
-        job.log.info("%d theory claims, %d not reproduced", len(rows), n_failed)
-        job.write_sidecar(smk.output.table, diagnostics={"n_claims": len(rows), "n_failed": n_failed})
+        job.write_claims(rows, "theory")
 
 
 if __name__ == "__main__":

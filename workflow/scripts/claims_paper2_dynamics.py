@@ -5,7 +5,6 @@ The measurements are ``aimrepro.dynamics.claims.paper2_dynamics_claims``.
 
 from _job import run_job
 
-from aimrepro.claims import write_claims
 from aimrepro.dynamics.claims import paper2_dynamics_claims
 from aimrepro.dynamics.trajectory import Trajectory
 from aimrepro.provenance import read_table
@@ -35,11 +34,7 @@ def main(smk) -> None:
                                       figure2=figure2, scan=scan, scan_flows=scan_flows,
                                       threshold=smk.params.threshold, eta=smk.params.eta,
                                       T=first["T"], d=first["d"], horizon=horizon)
-        write_claims(smk.output.table, rows)
-        n_failed = sum(not row.passed for row in rows)
-        job.log.info("%d paper-2 dynamics claims, %d not reproduced", len(rows), n_failed)
-        job.write_sidecar(smk.output.table, diagnostics={"n_claims": len(rows),
-                                                         "n_failed": n_failed})
+        job.write_claims(rows, "paper-2 dynamics")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ The measurements are ``aimrepro.dynamics.moment_claims.paper2_moments_claims``.
 from _job import run_job
 from _moment_inputs import load_replicates
 
-from aimrepro.claims import write_claims
 from aimrepro.dynamics.moment_claims import paper2_moments_claims
 from aimrepro.provenance import read_table
 
@@ -23,11 +22,7 @@ def main(smk) -> None:
                      "short_time": short["figure1"]},
             figure4={**figure4, "orders": smk.params.orders["figure4"],
                      "short_time": short["figure4"]})
-        write_claims(smk.output.table, rows)
-        n_failed = sum(not row.passed for row in rows)
-        job.log.info("%d moment-hierarchy claims, %d not reproduced", len(rows), n_failed)
-        job.write_sidecar(smk.output.table, diagnostics={"n_claims": len(rows),
-                                                         "n_failed": n_failed})
+        job.write_claims(rows, "moment-hierarchy")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ The measurements are ``aimrepro.dynamics.untied_claims.paper2_untied_claims``.
 from _job import run_job
 from _untied_tables import load_groups
 
-from aimrepro.claims import write_claims
 from aimrepro.dynamics.untied_claims import paper2_untied_claims
 from aimrepro.provenance import read_table
 
@@ -31,11 +30,7 @@ def main(smk) -> None:
             fast_states=read_table(smk.input.fast_states), s5_link=s5["link"],
             s5_horizon=s5["horizon"], s5_fast_horizon=s5["fast_horizon"],
             threshold=p.threshold)
-        write_claims(smk.output.table, rows)
-        n_failed = sum(not row.passed for row in rows)
-        job.log.info("%d paper-2 untied claims, %d not reproduced", len(rows), n_failed)
-        job.write_sidecar(smk.output.table, diagnostics={"n_claims": len(rows),
-                                                         "n_failed": n_failed})
+        job.write_claims(rows, "paper-2 untied")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ The science is ``aimrepro.gd.summary_table``; the runs come in the order of
 the curve's alphas and seeds (common.smk: figure2_gd_curves).
 """
 
-from _job import run_job
+from _job import run_job, runs_per_alpha
 
 from aimrepro.gd import load_run_summary, summary_table
 from aimrepro.provenance import write_table
@@ -13,10 +13,7 @@ from aimrepro.provenance import write_table
 def main(smk) -> None:
     with run_job(smk) as job:
         curve = smk.params.curve
-        n_seeds = len(curve["seeds"])
-        paths = list(smk.input.runs)
-        runs = [[load_run_summary(p) for p in paths[i * n_seeds:(i + 1) * n_seeds]]
-                for i in range(len(curve["alphas"]))]
+        runs = runs_per_alpha(smk.input.runs, curve, load_run_summary)
         table = summary_table(curve["T"], curve["rho"], curve["alphas"], runs, beta=curve["beta"])
         write_table(smk.output.table, table)
         n_runs = int(table["n_runs"].sum())
