@@ -123,3 +123,11 @@ def test_figures_draw_synthetic_results_with_blowups_marked():
                "flow_samples_scaled": np.array([1.5])} for p in ("tied", "direct")
               for d in (50, 100)]
     assert draw_figure_s3(points, horizon={"tied": 2.0, "direct": 2.0}) is not None
+
+
+def test_blowup_diagnostics_say_whether_and_when_a_run_blew_up():
+    times = np.linspace(0.0, 1.0, 5)
+    fine = synthetic(times, 0.1 * times)
+    assert fine.blowup_diagnostics() == {"converged": True, "blew_up": False, "t_blowup": None}
+    broken = synthetic(times, 0.1 * times, blew_up=True, dt=0.25)
+    assert broken.blowup_diagnostics() == {"converged": False, "blew_up": True, "t_blowup": 1.25}

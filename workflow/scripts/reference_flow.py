@@ -26,9 +26,7 @@ def main(smk) -> None:
         cpu_seconds = time.process_time() - cpu_start
         write_table(smk.output.table, trajectory.columns())
         diagnostics = {
-            "converged": not trajectory.blew_up,
-            "blew_up": trajectory.blew_up,
-            "t_blowup": None if not trajectory.blew_up else trajectory.t_blowup,
+            **trajectory.blowup_diagnostics(),
             "solver_status": int(trajectory.extra["status"][0]) if len(trajectory) else None,
             "nfev": int(trajectory.extra["nfev"][0]) if len(trajectory) else None,
             "cpu_seconds": cpu_seconds,

@@ -29,9 +29,7 @@ def main(smk) -> None:
         write_table(smk.output.table, trajectory.columns())
         threshold = smk.config["paper2"]["threshold"]
         diagnostics = {
-            "converged": not trajectory.blew_up,
-            "blew_up": trajectory.blew_up,
-            "t_blowup": None if not trajectory.blew_up else trajectory.t_blowup,
+            **trajectory.blowup_diagnostics(),
             "n_steps": int(trajectory.extra["n_steps"][-1]),
             "weak_recovery_time": trajectory.weak_recovery_time(threshold),
             "threshold": threshold,

@@ -27,9 +27,7 @@ def main(smk) -> None:
         cpu_seconds = time.process_time() - cpu_start
         write_table(smk.output.table, trajectory.columns())
         diagnostics = {
-            "converged": not trajectory.blew_up,
-            "blew_up": trajectory.blew_up,
-            "t_blowup": None if not trajectory.blew_up else trajectory.t_blowup,
+            **trajectory.blowup_diagnostics(),
             "n_steps": int(trajectory.extra["n_steps"][-1]),
             "final_symmetric_overlap": float(trajectory.symmetric_overlap[-1]),
             "cpu_seconds": cpu_seconds,

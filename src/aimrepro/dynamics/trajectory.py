@@ -212,6 +212,11 @@ class Trajectory:
             return None
         return float(np.interp(t_wr, self.t_ode, np.asarray(self.extra["n_samples"], float)))
 
+    def blowup_diagnostics(self) -> dict:
+        """``converged`` (no blow-up), ``blew_up`` and ``t_blowup`` (None if none), for a sidecar."""
+        return {"converged": not self.blew_up, "blew_up": self.blew_up,
+                "t_blowup": self.t_blowup if self.blew_up else None}
+
     # --- tables -----------------------------------------------------------------
 
     def columns(self) -> dict[str, np.ndarray]:
