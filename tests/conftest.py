@@ -58,10 +58,11 @@ def executable(name: str) -> str:
     return str(path)
 
 
-def copy_repository(destination: Path) -> Path:
+def copy_repository(destination: Path, config: dict | None = None) -> Path:
     """Copy the workflow files into ``destination`` and commit them in a fresh git repo.
 
-    The commit makes the recorded provenance (commit, dirty flag) testable.
+    ``config`` replaces the copy's config.yaml before the commit.  The commit
+    makes the recorded provenance (commit, dirty flag) testable.
     """
     destination.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
@@ -70,6 +71,8 @@ def copy_repository(destination: Path) -> Path:
             shutil.copytree(source, destination / name, ignore=_IGNORED)
         elif source.exists():
             shutil.copy2(source, destination / name)
+    if config is not None:
+        (destination / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     if shutil.which("git"):
         git = ["git", "-c", "user.name=aimrepro-tests", "-c", "user.email=tests@invalid",
                "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]

@@ -122,17 +122,6 @@ def slurm_cluster(tmp_path_factory):
                        check=False)
 
 
-def tiny_copy(destination: Path) -> Path:
-    """A committed copy of the repository with the tiny config."""
-    copy_repository(destination)
-    (destination / "config.yaml").write_text(yaml.safe_dump(cluster_tiny_config(), sort_keys=False))
-    if shutil.which("git"):
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@invalid",
-                        "-c", "commit.gpgsign=false", "commit", "-qam", "tiny config"],
-                       cwd=destination, check=True)
-    return destination
-
-
 def git_head(workdir: Path) -> str:
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=workdir, capture_output=True,
                           text=True, check=True).stdout.strip()
@@ -193,7 +182,8 @@ def result_tables(workdir: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def slurm_run(slurm_cluster, tmp_path_factory):
     """Figure 2 of the tiny config, built through Slurm."""
-    workdir = tiny_copy(tmp_path_factory.mktemp("slurm_run") / "aimrepro")
+    workdir = copy_repository(tmp_path_factory.mktemp("slurm_run") / "aimrepro",
+                              cluster_tiny_config())
     done = snakemake(workdir, TARGET, "--workflow-profile", "profiles/slurm", *SITE, *LOOPBACK)
     if done.returncode != 0:
         pytest.fail(f"snakemake through Slurm exited {done.returncode}\n{output_of(done)}",
@@ -207,7 +197,8 @@ def local_run(slurm_cluster, tmp_path_factory):
 
     It asks for ``slurm_cluster`` only to be skipped with it.
     """
-    workdir = tiny_copy(tmp_path_factory.mktemp("local_run") / "aimrepro")
+    workdir = copy_repository(tmp_path_factory.mktemp("local_run") / "aimrepro",
+                              cluster_tiny_config())
     done = snakemake(workdir, TARGET, "--cores", "2")
     if done.returncode != 0:
         pytest.fail(f"local snakemake exited {done.returncode}\n{output_of(done)}",
@@ -259,7 +250,8 @@ def test_slurm_results_are_bit_identical_to_a_local_run(slurm_run, local_run):
 
 
 def test_a_failing_job_fails_the_run_with_slurm_state_failed(slurm_cluster, tmp_path_factory):
-    workdir = tiny_copy(tmp_path_factory.mktemp("failing_run") / "aimrepro")
+    workdir = copy_repository(tmp_path_factory.mktemp("failing_run") / "aimrepro",
+                              cluster_tiny_config())
     done = snakemake(workdir, FAILING_TARGET, "--workflow-profile", "profiles/slurm",
                      *SITE, *LOOPBACK)
     log = done.stdout + done.stderr

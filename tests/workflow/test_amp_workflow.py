@@ -48,8 +48,7 @@ def sha256(path: Path) -> str:
 def amp_run(tmp_path_factory):
     if science_api_missing():
         pytest.skip(science_api_missing())
-    workdir = copy_repository(tmp_path_factory.mktemp("amp") / "aimrepro")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(AMP_CONFIG, sort_keys=False))
+    workdir = copy_repository(tmp_path_factory.mktemp("amp") / "aimrepro", AMP_CONFIG)
     run_snakemake(workdir, "--cores", "2")
     return workdir
 

@@ -43,8 +43,7 @@ def sha256(path) -> str:
 def gd_run(tmp_path_factory):
     if science_api_missing():
         pytest.skip(science_api_missing())
-    workdir = copy_repository(tmp_path_factory.mktemp("gd") / "aimrepro")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(GD_CONFIG, sort_keys=False))
+    workdir = copy_repository(tmp_path_factory.mktemp("gd") / "aimrepro", GD_CONFIG)
     run_snakemake(workdir, "--cores", "2")
     return workdir
 

@@ -112,12 +112,7 @@ def tiny_run(tmp_path_factory):
     if science_api_missing():
         pytest.skip(science_api_missing())
     workdir = tmp_path_factory.mktemp("tiny") / "aimrepro"
-    copy_repository(workdir)
-    (workdir / "config.yaml").write_text(yaml.safe_dump(TINY_CONFIG, sort_keys=False))
-    if shutil.which("git"):
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@invalid",
-                        "-c", "commit.gpgsign=false", "commit", "-qam", "tiny config"],
-                       cwd=workdir, check=True)
+    copy_repository(workdir, TINY_CONFIG)
     run_snakemake(workdir, "--cores", "2")
     return workdir
 
@@ -326,8 +321,7 @@ def test_invalid_scale_on_the_command_line(repo_copy):
 
 def test_the_cluster_target_is_five_theory_jobs(tmp_path):
     """The DAG the cluster tests count (tests/cluster) is what they expect."""
-    workdir = copy_repository(tmp_path / "aimrepro")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(cluster_tiny_config(), sort_keys=False))
+    workdir = copy_repository(tmp_path / "aimrepro", cluster_tiny_config())
     done = run_snakemake(workdir, "-n", "--cores", "2", CLUSTER_TARGET)
     rules = sorted(rule for rule, _ in planned_jobs(done.stdout))
     assert len(rules) == CLUSTER_JOBS, rules

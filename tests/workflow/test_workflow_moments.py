@@ -13,7 +13,6 @@ import copy
 import json
 
 import pytest
-import yaml
 
 from test_workflow import planned_jobs
 from test_workflow_paper2 import tiny_paper2_config
@@ -63,8 +62,7 @@ def test_default_config_plans_the_moment_figures_at_both_scales(repo_copy):
 
 
 def test_tiny_moment_figures_run_end_to_end(tmp_path):
-    workdir = copy_repository(tmp_path / "aimrepro")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(tiny_moments_config(), sort_keys=False))
+    workdir = copy_repository(tmp_path / "aimrepro", tiny_moments_config())
     run_snakemake(workdir, "--cores", "2", *MOMENT_TARGETS, "results/quick/claims/paper2_moments.tsv")
     tables = sorted((workdir / "results/quick/moments").glob("*/*/*.csv"))
     # truncations: 2 replicates x (Figure 1, Figure 4); S6: one table per weight decay
@@ -92,8 +90,7 @@ def test_moment_section_without_its_preset_is_rejected(tmp_path):
     config = tiny_moments_config()
     del config["scales"]["quick"]["paper2"]["figure4"]
     # a --configfile would be merged into config.yaml (which has the preset): replace it
-    workdir = copy_repository(tmp_path / "aimrepro")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    workdir = copy_repository(tmp_path / "aimrepro", config)
     done = run_snakemake(workdir, "-n", "--cores", "2", check=False)
     assert done.returncode != 0
     messages = [line for line in done.stderr.splitlines() if "invalid config" in line]

@@ -67,8 +67,7 @@ def test_default_config_plans_paper2_at_both_scales(repo_copy):
 @pytest.fixture(scope="module")
 def tiny_paper2_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("tiny_paper2") / "aimrepro"
-    copy_repository(workdir)
-    (workdir / "config.yaml").write_text(yaml.safe_dump(tiny_paper2_config(), sort_keys=False))
+    copy_repository(workdir, tiny_paper2_config())
     run_snakemake(workdir, "--cores", "2", *PAPER2_TARGETS, "results/quick/claims.md")
     return workdir
 

@@ -14,7 +14,6 @@ import copy
 import json
 
 import pytest
-import yaml
 
 from test_workflow import planned_jobs
 from test_workflow_paper2 import tiny_paper2_config
@@ -66,8 +65,7 @@ def test_default_config_plans_the_untied_figures_at_both_scales(repo_copy):
 @pytest.fixture(scope="module")
 def tiny_untied_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("tiny_untied") / "aimrepro"
-    copy_repository(workdir)
-    (workdir / "config.yaml").write_text(yaml.safe_dump(tiny_untied_config(), sort_keys=False))
+    copy_repository(workdir, tiny_untied_config())
     run_snakemake(workdir, "--cores", "2", *UNTIED_TARGETS,
                   "results/quick/claims/paper2_untied.tsv")
     return workdir
@@ -103,10 +101,9 @@ def test_tiny_untied_run_writes_results_with_sidecars(tiny_untied_run):
 
 def test_untied_sections_come_together(tmp_path):
     # --configfile would be merged over config.yaml, so the copy's config.yaml lacks the key
-    workdir = copy_repository(tmp_path / "aimrepro")
     config = tiny_untied_config()
     del config["paper2"]["figureS4"]
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    workdir = copy_repository(tmp_path / "aimrepro", config)
     done = run_snakemake(workdir, "-n", "--cores", "2", check=False)
     assert done.returncode != 0
     assert [line for line in done.stderr.splitlines() if "invalid config" in line] == [
