@@ -234,7 +234,7 @@ def fast_fixed_point(landscape: MeanLandscape, start: float, *, xtol: float = 1e
         root, converged = float(start), True
     else:
         direction = -math.copysign(1.0, g0)
-        step, lo, g_lo = initial_step, float(start), g0
+        step, lo = initial_step, float(start)
         converged = False
         for _ in range(max_expansions):
             hi = lo + direction * step
@@ -244,7 +244,7 @@ def fast_fixed_point(landscape: MeanLandscape, start: float, *, xtol: float = 1e
             if math.copysign(1.0, g_hi) != math.copysign(1.0, g0) or g_hi == 0.0:
                 converged = True
                 break
-            lo, g_lo, step = hi, g_hi, step * growth
+            lo, step = hi, step * growth
         if converged:
             a, b = sorted((lo, hi))
             root = optimize.brentq(grad, a, b, xtol=xtol, rtol=4 * np.finfo(float).eps)
