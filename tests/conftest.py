@@ -82,6 +82,15 @@ def copy_repository(destination: Path, config: dict | None = None) -> Path:
     return destination
 
 
+def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
+    """A refused command line: exit 2, empty stdout, one stderr line naming each of ``names``."""
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    for name in names:
+        assert name in lines[0]
+
+
 def run_snakemake(workdir: Path, *args: str, check: bool = True,
                   timeout: float = 1200) -> subprocess.CompletedProcess:
     """Run the venv's ``snakemake`` in ``workdir``; on failure with check, show its output."""

@@ -19,7 +19,7 @@ import pytest
 from aimrepro import cli, grids
 from aimrepro.provenance import write_sidecar
 
-from conftest import executable, science_api_missing
+from conftest import assert_usage_error, executable, science_api_missing
 
 needs_science = pytest.mark.skipif(science_api_missing() is not None,
                                    reason=str(science_api_missing()))
@@ -86,12 +86,7 @@ def test_threshold_values_of_paper1_section4():
 ])
 def test_bad_arguments_exit_2_with_one_line(args, names):
     done = run_module(*args)
-    assert done.returncode == 2
-    assert done.stdout == ""
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, done.stderr
-    for name in names:
-        assert name in lines[0]
+    assert_usage_error(done, names)
 
 
 # --- provenance ------------------------------------------------------------------
