@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aimrepro.claims import write_claims
-from aimrepro.provenance import capture_log, config_hash, utc_now, write_sidecar
+from aimrepro.provenance import capture_log, config_hash, git_state, utc_now, write_sidecar
 
 
 class Job:
@@ -75,6 +75,17 @@ class Job:
         )
         self.log.info("wrote sidecar %s", path)
         return path
+
+    def save_figure(self, fig: Any, title: str) -> None:
+        """Save ``fig`` to ``output.pdf`` and ``output.png`` with the provenance metadata embedded."""
+        # Imported here, not at the top: matplotlib would add about a second of
+        # start-up to every job that draws nothing.
+        from aimrepro.plotting import save_figure
+
+        git = git_state()
+        save_figure(fig, self.smk.output.pdf, self.smk.output.png, metadata={
+            "title": title, "commit": git["commit"], "dirty": git["dirty"],
+            "config_hash": config_hash(self.smk.config)})
 
     def write_claims(self, rows: Sequence[Any], what: str) -> Path:
         """Write the claim rows to ``output.table`` and its sidecar; log how many failed.

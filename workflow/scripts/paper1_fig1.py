@@ -5,8 +5,7 @@ from _job import run_job
 from aimrepro.channels import make_channel
 from aimrepro.paper1_figures import (AMP_LABELS, AMP_MARKERS, amp_marker_series, draw_figure1,
                                      se_curve_from_table, unconverged_runs)
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.provenance import read_table
 from aimrepro.state_evolution import weak_recovery_threshold
 
 # Abscissa column of each panel (the SE tables hold both alpha and the axis).
@@ -39,12 +38,7 @@ def main(smk) -> None:
         fig, n_unconverged = draw_figure1(panels["left"], panels["right"], thresholds,
                                           left_markers=markers, marker_legend=legend,
                                           n_unconverged_runs=n_unconverged_runs)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 1 figure 1 (hardmax, T = 2)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config),
-        })
+        job.save_figure(fig, "aimrepro paper 1 figure 1 (hardmax, T = 2)")
         job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
             "converged": n_unconverged == 0,
             "n_unconverged_points": n_unconverged,

@@ -10,8 +10,8 @@ from _job import run_job
 from aimrepro.grids import n_softmax_measurements
 from aimrepro.paper1_figures import (AMP_T_MARKERS, amp_marker_series, diverged_students, draw_figure2,
                                      gd_marker_series, se_curve_from_table, unconverged_runs)
-from aimrepro.plotting import LIMIT_COLOUR, save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.plotting import LIMIT_COLOUR
+from aimrepro.provenance import read_table
 
 # Abscissa column of each curve: alpha on the left, alpha (T^2+T-2) on the right.
 X_COLUMN = {"left": "alpha", "right": "alphaT"}
@@ -69,12 +69,7 @@ def main(smk) -> None:
                                           n_unconverged_runs=n_unconverged_runs,
                                           gd_Ts=[c["T"] for c in gd_curves], gd_note=gd_note,
                                           n_diverged_students=n_diverged)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 1 figure 2 (softmax, beta = 1)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config),
-        })
+        job.save_figure(fig, "aimrepro paper 1 figure 2 (softmax, beta = 1)")
         job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
             "converged": n_unconverged == 0,
             "n_unconverged_points": n_unconverged,

@@ -5,8 +5,6 @@ from _moment_inputs import load_replicates
 
 from aimrepro.dynamics.moment_experiments import FLOW_ERROR_FLOOR
 from aimrepro.paper2_moment_figures import draw_truncation_figure
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state
 
 
 def main(smk) -> None:
@@ -16,11 +14,7 @@ def main(smk) -> None:
             data["runs"], data["references"], data["reference_losses"], data["truncations"],
             smk.params.orders, reference_label="matrix flow (M = ∞)",
             error_floor=FLOW_ERROR_FLOOR)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure 1 (truncations of the moment hierarchy)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure 1 (truncations of the moment hierarchy)")
         job.log.info("diagnostics %s", diagnostics)
         job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
             "converged": diagnostics["n_sgd_blowups"] == 0

@@ -4,8 +4,7 @@ from _job import run_job
 
 from aimrepro.dynamics.trajectory import Trajectory
 from aimrepro.paper2_figures import draw_figure2
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.provenance import read_table
 
 
 def main(smk) -> None:
@@ -20,11 +19,7 @@ def main(smk) -> None:
             if run["link"] not in links:
                 links.append(run["link"])
         fig, diagnostics = draw_figure2(runs, flows, links, threshold=smk.params.threshold)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure 2 (tied vs direct attention)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure 2 (tied vs direct attention)")
         summary = {f"{param}/{link}": [t.weak_recovery_time(smk.params.threshold) for t in group]
                    for (param, link), group in runs.items()}
         job.log.info("weak-recovery times %s", summary)

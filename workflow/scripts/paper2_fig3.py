@@ -5,8 +5,6 @@ from _untied_tables import load_groups
 
 from aimrepro.dynamics.untied_claims import escape_time
 from aimrepro.paper2_untied_figures import draw_figure3
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state
 
 
 def main(smk) -> None:
@@ -14,10 +12,7 @@ def main(smk) -> None:
         runs = load_groups(smk.params.runs, lambda r: r["link"])
         flows = load_groups(smk.params.runs, lambda r: r["link"], path="flow_path")
         fig, diagnostics = draw_figure3(runs, flows, list(runs), threshold=smk.params.threshold)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure 3 (untied attention)", "commit": git["commit"],
-            "dirty": git["dirty"], "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure 3 (untied attention)")
         times = {link: [escape_time(t, smk.params.threshold) for t in group]
                  for link, group in runs.items()}
         job.log.info("escape times %s", times)

@@ -5,8 +5,6 @@ from _moment_inputs import load_replicates
 
 from aimrepro.dynamics.moment_experiments import EXACT_ERROR_FLOOR
 from aimrepro.paper2_moment_figures import draw_truncation_figure
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state
 
 
 def main(smk) -> None:
@@ -15,11 +13,7 @@ def main(smk) -> None:
         fig, diagnostics = draw_truncation_figure(
             data["runs"], data["references"], data["reference_losses"], data["truncations"],
             smk.params.orders, reference_label="exact (Riccati)", error_floor=EXACT_ERROR_FLOOR)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure 4 (exactly solvable case)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure 4 (exactly solvable case)")
         job.log.info("diagnostics %s", diagnostics)
         job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
             "converged": diagnostics["n_sgd_blowups"] == 0, **diagnostics})

@@ -3,8 +3,7 @@
 from _job import run_job
 
 from aimrepro.paper2_figures import draw_figure_s1
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.provenance import read_table
 
 
 def main(smk) -> None:
@@ -12,11 +11,7 @@ def main(smk) -> None:
         rows = [{name: float(col[0]) for name, col in read_table(path).items()}
                 for path in smk.input.tables]
         fig = draw_figure_s1(rows, list(smk.params.links))
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure S1 (Theorem 1 at finite d)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure S1 (Theorem 1 at finite d)")
         job.write_sidecar([smk.output.pdf, smk.output.png],
                           diagnostics={"converged": True, "n_dims": len(rows)})
 

@@ -4,8 +4,7 @@ from _job import run_job
 
 from aimrepro.dynamics.experiments import aim_tied_limits
 from aimrepro.paper2_figures import draw_figure_s2
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.provenance import read_table
 
 
 def main(smk) -> None:
@@ -14,11 +13,7 @@ def main(smk) -> None:
         tables = {link: read_table(path) for link, path in zip(links, smk.input.tables)}
         heatmap = "softmax" if "softmax" in links else links[0]
         fig = draw_figure_s2(tables, rho=smk.params.rho, heatmap_link=heatmap)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure S2 (population landscape)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure S2 (population landscape)")
         job.write_sidecar([smk.output.pdf, smk.output.png], diagnostics={
             "converged": True, "heatmap_link": heatmap, **aim_tied_limits(smk.params.rho)})
 

@@ -8,8 +8,7 @@ from aimrepro.dynamics.claims import recovery_summary
 from aimrepro.dynamics.sgd import TIME_FACTOR
 from aimrepro.dynamics.trajectory import Trajectory
 from aimrepro.paper2_figures import draw_figure_s3
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.provenance import read_table
 
 
 def main(smk) -> None:
@@ -35,11 +34,7 @@ def main(smk) -> None:
             job.log.info("%s %s d=%d T_wr %s flow %s", param, link, d, summary["times"],
                          flow["times"])
         fig = draw_figure_s3(points, horizon=horizon)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure S3 (weak-recovery time against d)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure S3 (weak-recovery time against d)")
         n_blowups = sum(run.blew_up for runs in groups.values() for run in runs)
         times = {f"{pt['param']}/{pt['link']}/d{pt['d']}":
                  [None if math.isnan(t) else float(t) for t in pt["times"]] for pt in points}

@@ -4,8 +4,6 @@ from _job import run_job
 from _untied_tables import load_groups
 
 from aimrepro.paper2_untied_figures import draw_figure_s4
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state
 
 
 def main(smk) -> None:
@@ -16,10 +14,7 @@ def main(smk) -> None:
         first = smk.params.runs[0]
         fig = draw_figure_s4(runs, flows, [t for g in limits.values() for t in g],
                              fast_horizon=first["fast_horizon"], horizon=first["horizon"])
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure S4 (untied fast-slow collapse)",
-            "commit": git["commit"], "dirty": git["dirty"], "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure S4 (untied fast-slow collapse)")
         n_blowups = sum(t.blew_up for g in (*runs.values(), *flows.values(), *limits.values())
                         for t in g)
         job.write_sidecar([smk.output.pdf, smk.output.png],

@@ -4,8 +4,7 @@ from _job import run_job
 from _untied_tables import load_groups
 
 from aimrepro.paper2_untied_figures import draw_figure_s5
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.provenance import read_table
 
 
 def main(smk) -> None:
@@ -19,10 +18,7 @@ def main(smk) -> None:
         fig = draw_figure_s5(runs, flows, read_table(smk.input.fast_states),
                              threshold=smk.params.threshold, horizon=first["horizon"],
                              fast_horizon=first["fast_horizon"])
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure S5 (untied weak-recovery dichotomy)",
-            "commit": git["commit"], "dirty": git["dirty"], "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure S5 (untied weak-recovery dichotomy)")
         n_blowups = sum(t.blew_up for g in (*runs.values(), *flows.values()) for t in g)
         job.write_sidecar([smk.output.pdf, smk.output.png],
                           diagnostics={"converged": n_blowups == 0, "n_blowups": n_blowups})

@@ -3,8 +3,7 @@
 from _job import run_job
 
 from aimrepro.paper2_moment_figures import draw_figure_s6
-from aimrepro.plotting import save_figure
-from aimrepro.provenance import config_hash, git_state, read_table
+from aimrepro.provenance import read_table
 
 
 def main(smk) -> None:
@@ -12,11 +11,7 @@ def main(smk) -> None:
         tables = {table["weight_decay"]: read_table(table["path"]) for table in smk.params.tables}
         fig, diagnostics = draw_figure_s6(tables, times=smk.params.times,
                                           matrix_scale=smk.params.matrix_scale)
-        git = git_state()
-        save_figure(fig, smk.output.pdf, smk.output.png, metadata={
-            "title": "aimrepro paper 2 figure S6 (truncation error against the order)",
-            "commit": git["commit"], "dirty": git["dirty"],
-            "config_hash": config_hash(smk.config)})
+        job.save_figure(fig, "aimrepro paper 2 figure S6 (truncation error against the order)")
         job.log.info("diagnostics %s", diagnostics)
         job.write_sidecar([smk.output.pdf, smk.output.png],
                           diagnostics={"converged": True, "horizons": diagnostics})
