@@ -74,7 +74,7 @@ def _sequences(wildcards):
 rule aim_dataset:
     """One AIM dataset: teacher W, training and test tokens and labels (aimrepro.data)."""
     input:
-        code=DATA_MODULES + RECORD_MODULES + script_code("aim_dataset.py"),
+        code=script_code("aim_dataset.py"),
     output:
         data=dataset_output("results/{scale}/data/{link}_T{T}_rho{rho}_d{d}/alpha{alpha}_seed{seed}.npz"),
         sidecar="results/{scale}/data/{link}_T{T}_rho{rho}_d{d}/alpha{alpha}_seed{seed}.json",
@@ -103,7 +103,7 @@ rule amp_run:
     """GAMP-RIE of one channel on one dataset: final error, trace, generalisation error."""
     input:
         data=amp_dataset_input,
-        code=AMP_MODULES + RECORD_MODULES + script_code("amp_run.py"),
+        code=script_code("amp_run.py"),
     output:
         run="results/{scale}/amp/{channel}_T{T}_rho{rho}_d{d}/alpha{alpha}_seed{seed}.npz",
         sidecar="results/{scale}/amp/{channel}_T{T}_rho{rho}_d{d}/alpha{alpha}_seed{seed}.json",
@@ -133,7 +133,7 @@ rule amp_summary:
     """Mean and std over seeds per alpha of one AMP curve, with unconverged runs counted apart."""
     input:
         runs=lambda wildcards: [p for per_alpha in amp_curve_of(wildcards)["runs"] for p in per_alpha],
-        code=AMP_MODULES + RECORD_MODULES + script_code("amp_summary.py"),
+        code=script_code("amp_summary.py"),
     output:
         table="results/{scale}/amp/{channel}_T{T}_rho{rho}_d{d}/summary_seeds{n}.csv",
         sidecar="results/{scale}/amp/{channel}_T{T}_rho{rho}_d{d}/summary_seeds{n}.json",
@@ -162,8 +162,7 @@ if amp_curves(SCALE):
         """Paper 1's AMP claims (AMP vs SE, softmax recovery, erratum B1) as measured rows."""
         input:
             summaries=lambda wildcards: [c["path"] for c in amp_curves(wildcards.scale)],
-            code=AMP_MODULES + CLAIM_MODULES + RECORD_MODULES + package_modules("amp_claims")
-            + script_code("claims_paper1_amp.py"),
+            code=script_code("claims_paper1_amp.py"),
         output:
             table="results/{scale}/claims/paper1_amp.tsv",
             sidecar="results/{scale}/claims/paper1_amp.json",

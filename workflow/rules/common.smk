@@ -7,6 +7,8 @@
 
 import math
 import os
+import sys
+from pathlib import Path
 
 from aimrepro import grids as grids_module
 
@@ -15,10 +17,21 @@ SCALE = config["scale"]
 
 # ---------------------------------------------------------------------------
 # Code inputs.  Snakemake reruns a job when its script changes but does not
-# follow imports, so each rule lists the package modules it runs as inputs
-# (DESIGN.md, "Reruns"): editing the SE code reruns the SE curves and their
-# figures, and nothing else.
+# follow imports, so each rule declares as `code` inputs the import closure
+# of its script (workflow/lib/codeinputs.py), derived from the imports
+# themselves: editing the SE code reruns the SE curves and their figures,
+# and nothing else.
 # ---------------------------------------------------------------------------
+
+sys.path.insert(0, os.path.join(workflow.basedir, "workflow", "lib"))
+
+from codeinputs import CodeLayout, import_closure
+
+CODE_LAYOUT = CodeLayout(
+    package_root=Path(workflow.basedir) / "src",
+    package="aimrepro",
+    helper_dir=Path(workflow.basedir) / "workflow" / "scripts",
+)
 
 
 def repo_file(relative):
@@ -26,21 +39,9 @@ def repo_file(relative):
     return os.path.relpath(os.path.join(workflow.basedir, relative))
 
 
-def package_modules(*names):
-    return [repo_file(f"src/aimrepro/{name}.py") for name in names]
-
-
 def script_code(name):
-    """A workflow script and the job glue every script imports."""
-    return [repo_file(f"workflow/scripts/{name}"), repo_file("workflow/scripts/_job.py")]
-
-
-# The state evolution and everything it imports.
-SE_MODULES = package_modules("spectra", "channels", "_gauss", "state_evolution", "grids")
-# Tables, sidecars and atomic writes: every rule writes through them.
-RECORD_MODULES = package_modules("provenance")
-PLOT_MODULES = package_modules("plotting", "paper1_figures")
-CLAIM_MODULES = package_modules("claims")
+    """The workflow script ``name`` and every source file it runs (its import closure)."""
+    return [os.path.relpath(path) for path in import_closure(CODE_LAYOUT.helper_dir / name, CODE_LAYOUT)]
 
 
 # ---------------------------------------------------------------------------
@@ -135,8 +136,6 @@ def curve_paths(curves):
 
 from aimrepro.data import link_token
 
-DATA_MODULES = package_modules("model", "data")
-AMP_MODULES = SE_MODULES + DATA_MODULES + package_modules("amp")
 
 
 def dataset_path(scale, link, T, rho, d, alpha, seed, beta=None):
@@ -232,7 +231,6 @@ def amp_curve_params(curves):
 #   results/{scale}/gd/softmax_beta1_T2_rho0.5_d200_inits32/summary_seeds16.csv
 # ---------------------------------------------------------------------------
 
-GD_MODULES = SE_MODULES + DATA_MODULES + package_modules("gd")
 
 
 def gd_dir(scale, T, rho, d, n_inits, beta):

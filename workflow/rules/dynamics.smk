@@ -12,13 +12,6 @@
 import math
 import sys
 
-# Package modules of the dynamics (Snakemake does not follow imports).
-DYNAMICS_MODULES = package_modules("model", "_gauss", "dynamics/losses", "dynamics/matrices",
-                                   "dynamics/trajectory", "dynamics/population", "dynamics/sgd")
-FLOW_MODULES = DYNAMICS_MODULES + package_modules("dynamics/flows")
-EXPERIMENT_MODULES = DYNAMICS_MODULES + package_modules("dynamics/experiments")
-PAPER2_PLOT_MODULES = package_modules("plotting", "paper2_figures")
-PAPER2_CLAIM_MODULES = FLOW_MODULES + CLAIM_MODULES + package_modules("dynamics/claims")
 
 # Tokens of a path (fmt_number spellings).
 P2_NUMBER = r"[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+)?"
@@ -124,7 +117,7 @@ def p2_runtime_minutes(wildcards):
 rule sgd_run:
     """Online SGD of one teacher-student problem, one replicate (paper2.md §2)."""
     input:
-        code=DYNAMICS_MODULES + RECORD_MODULES + script_code("sgd_run.py"),
+        code=script_code("sgd_run.py"),
     output:
         table="results/{scale}/sgd/{param}_{link}_T{T}_rho{rho}_{normalisation}_d{d}/lr{lr}_B{B}_wd{wd}_t{horizon}_n{records}_stop{stop}_seed{seed}.csv",
         sidecar="results/{scale}/sgd/{param}_{link}_T{T}_rho{rho}_{normalisation}_d{d}/lr{lr}_B{B}_wd{wd}_t{horizon}_n{records}_stop{stop}_seed{seed}.json",
@@ -155,7 +148,7 @@ rule sgd_run:
 rule reference_flow:
     """Theory curve of one replicate: tied matrix flow or direct closed ODE (paper2.md §4.3, §2.1)."""
     input:
-        code=FLOW_MODULES + RECORD_MODULES + script_code("reference_flow.py"),
+        code=script_code("reference_flow.py"),
     output:
         table="results/{scale}/theory/{param}_flow/{link}_T{T}_rho{rho}_{normalisation}_d{d}/wd{wd}_t{horizon}_n{records}_seed{seed}.csv",
         sidecar="results/{scale}/theory/{param}_flow/{link}_T{T}_rho{rho}_{normalisation}_d{d}/wd{wd}_t{horizon}_n{records}_seed{seed}.json",
@@ -183,7 +176,7 @@ rule reference_flow:
 rule theorem1:
     """Finite-d population loss against Phi(q) at one d (paper2.md §3.1, Figure S1)."""
     input:
-        code=EXPERIMENT_MODULES + RECORD_MODULES + script_code("theorem1.py"),
+        code=script_code("theorem1.py"),
     output:
         table="results/{scale}/population/theorem1/{links}_T{T}_rho{rho}_beta{beta}_n{n}_seed{seed}/d{d}.csv",
         sidecar="results/{scale}/population/theorem1/{links}_T{T}_rho{rho}_beta{beta}_n{n}_seed{seed}/d{d}.json",
@@ -208,7 +201,7 @@ rule theorem1:
 rule landscape:
     """Phi over (q11, q12) at the AIM teacher norm, one link (paper2.md §3.3-3.4, Figure S2)."""
     input:
-        code=EXPERIMENT_MODULES + RECORD_MODULES + script_code("landscape.py"),
+        code=script_code("landscape.py"),
     output:
         table="results/{scale}/population/landscape/{link}_T{T}_rho{rho}_beta{beta}_n{n}.csv",
         sidecar="results/{scale}/population/landscape/{link}_T{T}_rho{rho}_beta{beta}_n{n}.json",
@@ -242,8 +235,7 @@ rule paper2_fig2:
     input:
         runs=lambda wildcards: [run["path"] for run in figure2_runs(wildcards.scale)],
         flows=lambda wildcards: [run["flow_path"] for run in figure2_runs(wildcards.scale)],
-        code=PAPER2_PLOT_MODULES + package_modules("dynamics/trajectory") + RECORD_MODULES
-        + script_code("paper2_fig2.py"),
+        code=script_code("paper2_fig2.py"),
     output:
         **p2_figure_outputs("paper2_fig2", "paper2_fig2.rst", "Figure 2"),
     params:
@@ -264,7 +256,7 @@ rule paper2_figS1:
     input:
         tables=lambda wildcards: [theorem1_path(wildcards.scale, d)
                                   for d in p2_sizes(wildcards.scale)["figureS1"]["dims"]],
-        code=PAPER2_PLOT_MODULES + RECORD_MODULES + script_code("paper2_figS1.py"),
+        code=script_code("paper2_figS1.py"),
     output:
         **p2_figure_outputs("paper2_figS1", "paper2_figS1.rst", "Figure S1"),
     params:
@@ -284,8 +276,7 @@ rule paper2_figS2:
     input:
         tables=lambda wildcards: [landscape_path(wildcards.scale, link)
                                   for link in config["paper2"]["figureS2"]["links"]],
-        code=EXPERIMENT_MODULES + PAPER2_PLOT_MODULES + RECORD_MODULES
-        + script_code("paper2_figS2.py"),
+        code=script_code("paper2_figS2.py"),
     output:
         **p2_figure_outputs("paper2_figS2", "paper2_figS2.rst", "Figure S2"),
     params:
@@ -306,8 +297,7 @@ rule paper2_figS3:
     input:
         runs=lambda wildcards: [run["path"] for run in figureS3_runs(wildcards.scale)],
         flows=lambda wildcards: [run["flow_path"] for run in figureS3_runs(wildcards.scale)],
-        code=PAPER2_PLOT_MODULES + package_modules("dynamics/trajectory") + RECORD_MODULES
-        + script_code("paper2_figS3.py"),
+        code=script_code("paper2_figS3.py"),
     output:
         **p2_figure_outputs("paper2_figS3", "paper2_figS3.rst", "Figure S3"),
     params:
@@ -333,7 +323,7 @@ rule claims_paper2_dynamics:
         figureS3=lambda wildcards: [run["path"] for run in figureS3_runs(wildcards.scale)],
         figureS3_flows=lambda wildcards: [run["flow_path"]
                                           for run in figureS3_runs(wildcards.scale)],
-        code=PAPER2_CLAIM_MODULES + RECORD_MODULES + script_code("claims_paper2_dynamics.py"),
+        code=script_code("claims_paper2_dynamics.py"),
     output:
         table="results/{scale}/claims/paper2_dynamics.tsv",
         sidecar="results/{scale}/claims/paper2_dynamics.json",

@@ -9,8 +9,7 @@ rule paper1_fig1:
         curves=lambda wildcards: curve_paths(figure1_curves(wildcards.scale)),
         # AMP markers of the left panel (amp.smk); none if not configured.
         amp=lambda wildcards: [c["path"] for c in figure1_amp_curves(wildcards.scale)],
-        # SE_MODULES: the weak-recovery thresholds are computed while drawing.
-        code=SE_MODULES + PLOT_MODULES + RECORD_MODULES + script_code("paper1_fig1.py"),
+        code=script_code("paper1_fig1.py"),
     output:
         pdf="figures/{scale}/paper1_fig1.pdf",
         png=report(
@@ -45,7 +44,7 @@ rule paper1_fig2:
         amp=lambda wildcards: [c["path"] for c in figure2_amp_curves(wildcards.scale)],
         # GD '+' and 'x' markers (gd.smk), one summary per T; none if not configured.
         gd=lambda wildcards: [c["path"] for c in figure2_gd_curves(wildcards.scale)],
-        code=PLOT_MODULES + RECORD_MODULES + script_code("paper1_fig2.py"),
+        code=script_code("paper1_fig2.py"),
     output:
         pdf="figures/{scale}/paper1_fig2.pdf",
         png=report(

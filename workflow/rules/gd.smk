@@ -51,7 +51,7 @@ rule gd_run:
     """K tied students trained by full-batch Adam on one dataset: errors, losses, curves."""
     input:
         data=gd_dataset_input,
-        code=GD_MODULES + RECORD_MODULES + script_code("gd_run.py"),
+        code=script_code("gd_run.py"),
     output:
         run="results/{scale}/gd/{link}_T{T}_rho{rho}_d{d}_inits{inits}/alpha{alpha}_seed{seed}.npz",
         sidecar="results/{scale}/gd/{link}_T{T}_rho{rho}_d{d}_inits{inits}/alpha{alpha}_seed{seed}.json",
@@ -82,7 +82,7 @@ rule gd_summary:
     """Mean and std over draws per alpha of single and averaged GD (one T), diverged students apart."""
     input:
         runs=lambda wildcards: [p for per_alpha in gd_curve_of(wildcards)["runs"] for p in per_alpha],
-        code=GD_MODULES + RECORD_MODULES + script_code("gd_summary.py"),
+        code=script_code("gd_summary.py"),
     output:
         table="results/{scale}/gd/{link}_T{T}_rho{rho}_d{d}_inits{inits}/summary_seeds{n}.csv",
         sidecar="results/{scale}/gd/{link}_T{T}_rho{rho}_d{d}_inits{inits}/summary_seeds{n}.json",
@@ -113,8 +113,7 @@ if figure2_gd_curves(SCALE):
         """Paper 1's GD claims (averaged GD vs SE, single GD ~ 2 MMSE, zero-error onset) as measured rows."""
         input:
             summaries=lambda wildcards: [c["path"] for c in figure2_gd_curves(wildcards.scale)],
-            code=GD_MODULES + CLAIM_MODULES + RECORD_MODULES + package_modules("gd_claims")
-            + script_code("claims_paper1_gd.py"),
+            code=script_code("claims_paper1_gd.py"),
         output:
             table="results/{scale}/claims/paper1_gd.tsv",
             sidecar="results/{scale}/claims/paper1_gd.json",

@@ -11,16 +11,6 @@
 # Figure 4 needs the loss (G1 - G2)^2 (c = 1), whose SGD runs have their own
 # path with _c1 (rule sgd_run_prefactor, same script).
 
-MOMENT_MODULES = DYNAMICS_MODULES + package_modules("dynamics/moments",
-                                                    "dynamics/moment_experiments")
-MOMENT_PLOT_MODULES = package_modules("plotting", "paper2_moment_figures",
-                                      "dynamics/moments", "dynamics/moment_experiments",
-                                      "dynamics/trajectory", "dynamics/population",
-                                      "dynamics/losses", "dynamics/sgd")
-MOMENT_CLAIM_MODULES = MOMENT_MODULES + CLAIM_MODULES + package_modules("dynamics/moment_claims")
-# Reader of the replicates of Figures 1 and 4, shared by their figure and claims scripts.
-MOMENT_INPUTS = [repo_file("workflow/scripts/_moment_inputs.py")]
-
 MOMENT_SECTIONS = ("figure1", "figure4", "figureS6")
 
 
@@ -129,7 +119,7 @@ def figureS6_tables(scale):
 rule sgd_run_prefactor:
     """Online SGD with loss prefactor c (the Riccati case L = (G1 - G2)^2, paper2.md §4.4)."""
     input:
-        code=DYNAMICS_MODULES + RECORD_MODULES + script_code("sgd_run.py"),
+        code=script_code("sgd_run.py"),
     output:
         table="results/{scale}/sgd/{param}_{link}_T{T}_rho{rho}_{normalisation}_c{c}_d{d}/lr{lr}_B{B}_wd{wd}_t{horizon}_n{records}_stop{stop}_seed{seed}.csv",
         sidecar="results/{scale}/sgd/{param}_{link}_T{T}_rho{rho}_{normalisation}_c{c}_d{d}/lr{lr}_B{B}_wd{wd}_t{horizon}_n{records}_stop{stop}_seed{seed}.json",
@@ -161,7 +151,7 @@ rule sgd_run_prefactor:
 rule moment_truncations:
     """Truncated moment hierarchy at every order, from one replicate's initial moments (paper2.md §4.2)."""
     input:
-        code=MOMENT_MODULES + RECORD_MODULES + script_code("moment_truncations.py"),
+        code=script_code("moment_truncations.py"),
     output:
         table="results/{scale}/moments/truncations/{link}_T{T}_rho{rho}_{normalisation}_c{c}_d{d}/wd{wd}_t{horizon}_n{records}_M{orders}_seed{seed}.csv",
         sidecar="results/{scale}/moments/truncations/{link}_T{T}_rho{rho}_{normalisation}_c{c}_d{d}/wd{wd}_t{horizon}_n{records}_M{orders}_seed{seed}.json",
@@ -190,7 +180,7 @@ rule moment_truncations:
 rule riccati_flow:
     """Exact matrix flow of the linear case in closed form (paper2.md §4.4, [P eq. 343])."""
     input:
-        code=MOMENT_MODULES + RECORD_MODULES + script_code("riccati_flow.py"),
+        code=script_code("riccati_flow.py"),
     output:
         table="results/{scale}/theory/riccati/linear_T1_rho{rho}_{normalisation}_c{c}_d{d}/wd{wd}_t{horizon}_n{records}_seed{seed}.csv",
         sidecar="results/{scale}/theory/riccati/linear_T1_rho{rho}_{normalisation}_c{c}_d{d}/wd{wd}_t{horizon}_n{records}_seed{seed}.json",
@@ -216,7 +206,7 @@ rule riccati_flow:
 rule truncation_error:
     """Truncation error of orders 2..M against the exact Riccati flow, one weight decay (Figure S6)."""
     input:
-        code=MOMENT_MODULES + RECORD_MODULES + script_code("truncation_error.py"),
+        code=script_code("truncation_error.py"),
     output:
         table="results/{scale}/moments/truncation_error/linear_T1_rho{rho}_{normalisation}_c{c}_scale{s}_d{d}/wd{wd}_t{tmin}-{horizon}_n{records}_M{M}_seed{seed}.csv",
         sidecar="results/{scale}/moments/truncation_error/linear_T1_rho{rho}_{normalisation}_c{c}_scale{s}_d{d}/wd{wd}_t{tmin}-{horizon}_n{records}_M{M}_seed{seed}.json",
@@ -249,7 +239,7 @@ rule paper2_fig1:
         flows=lambda wildcards: [run["flow_path"] for run in figure1_moment_runs(wildcards.scale)],
         truncations=lambda wildcards: [run["truncations_path"]
                                        for run in figure1_moment_runs(wildcards.scale)],
-        code=MOMENT_PLOT_MODULES + RECORD_MODULES + script_code("paper2_fig1.py") + MOMENT_INPUTS,
+        code=script_code("paper2_fig1.py"),
     output:
         **p2_figure_outputs("paper2_fig1", "paper2_fig1.rst", "Figure 1"),
     params:
@@ -272,7 +262,7 @@ rule paper2_fig4:
         exact=lambda wildcards: [run["exact_path"] for run in figure4_moment_runs(wildcards.scale)],
         truncations=lambda wildcards: [run["truncations_path"]
                                        for run in figure4_moment_runs(wildcards.scale)],
-        code=MOMENT_PLOT_MODULES + RECORD_MODULES + script_code("paper2_fig4.py") + MOMENT_INPUTS,
+        code=script_code("paper2_fig4.py"),
     output:
         **p2_figure_outputs("paper2_fig4", "paper2_fig4.rst", "Figure 4"),
     params:
@@ -292,7 +282,7 @@ rule paper2_figS6:
     """Paper 2, Figure S6: truncation error against M at fixed times, per weight decay."""
     input:
         tables=lambda wildcards: [table["path"] for table in figureS6_tables(wildcards.scale)],
-        code=MOMENT_PLOT_MODULES + RECORD_MODULES + script_code("paper2_figS6.py"),
+        code=script_code("paper2_figS6.py"),
     output:
         **p2_figure_outputs("paper2_figS6", "paper2_figS6.rst", "Figure S6"),
     params:
@@ -317,7 +307,7 @@ rule claims_paper2_moments:
                                    for key in ("path", "flow_path", "truncations_path")],
         figure4=lambda wildcards: [run[key] for run in figure4_moment_runs(wildcards.scale)
                                    for key in ("path", "exact_path", "truncations_path")],
-        code=MOMENT_CLAIM_MODULES + RECORD_MODULES + script_code("claims_paper2_moments.py") + MOMENT_INPUTS,
+        code=script_code("claims_paper2_moments.py"),
     output:
         table="results/{scale}/claims/paper2_moments.tsv",
         sidecar="results/{scale}/claims/paper2_moments.json",

@@ -10,7 +10,7 @@ rule claims:
     """Merge the claim fragments into one markdown table with pass/FAIL per claim."""
     input:
         fragments=lambda wildcards: claim_fragments(wildcards.scale),
-        code=CLAIM_MODULES + RECORD_MODULES + script_code("claims.py"),
+        code=script_code("claims.py"),
     output:
         table=report(
             "results/{scale}/claims.md",

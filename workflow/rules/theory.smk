@@ -14,7 +14,7 @@ NUMBER = r"[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+)?"
 rule se_curve:
     """State-evolution MMSE curve of one channel, T and rho along one grid."""
     input:
-        code=SE_MODULES + RECORD_MODULES + script_code("se_curve.py"),
+        code=script_code("se_curve.py"),
     output:
         table="results/{scale}/se/{channel}_T{T}_rho{rho}/{axis}_{spacing}_{lo}_{hi}_n{n}.csv",
         sidecar="results/{scale}/se/{channel}_T{T}_rho{rho}/{axis}_{spacing}_{lo}_{hi}_n{n}.json",
@@ -48,8 +48,7 @@ rule se_curve:
 rule claims_paper1_theory:
     """Paper 1's theory claims (thresholds, collapse, limits, erratum B1) as measured rows."""
     input:
-        code=SE_MODULES + CLAIM_MODULES + RECORD_MODULES + package_modules("theory_claims")
-        + script_code("claims_paper1_theory.py"),
+        code=script_code("claims_paper1_theory.py"),
     output:
         table="results/{scale}/claims/paper1_theory.tsv",
         sidecar="results/{scale}/claims/paper1_theory.json",

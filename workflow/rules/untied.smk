@@ -10,13 +10,7 @@
 # Theory tables sit under results/{scale}/untied/{flow,limit}/ with the same
 # problem directory, and name the integrator (e.g. RK45-1e-06).
 
-UNTIED_MODULES = DYNAMICS_MODULES + package_modules("dynamics/flows", "dynamics/untied")
-UNTIED_CLAIM_MODULES = UNTIED_MODULES + CLAIM_MODULES + package_modules("dynamics/untied_claims")
-UNTIED_PLOT_MODULES = package_modules("plotting", "paper2_figures", "paper2_untied_figures",
-                                      "dynamics/trajectory", "dynamics/untied_claims")
 UNTIED_FIGURES = ("figure3", "figureS4", "figureS5")
-UNTIED_WILDCARDS_CODE = [repo_file("workflow/scripts/_untied_wildcards.py")]
-UNTIED_TABLES_CODE = [repo_file("workflow/scripts/_untied_tables.py")]
 
 # A signed number as fmt_number writes it.
 SIGNED_NUMBER = rf"-?{P2_NUMBER}"
@@ -159,8 +153,7 @@ def untied_runtime_minutes(wildcards, threads):
 rule untied_sgd_run:
     """Online SGD of untied attention, one replicate, fast and slow records (paper2.md §2.3)."""
     input:
-        code=DYNAMICS_MODULES + RECORD_MODULES + script_code("untied_sgd_run.py")
-        + UNTIED_WILDCARDS_CODE,
+        code=script_code("untied_sgd_run.py"),
     output:
         table=f"results/{{scale}}/untied/sgd/{UNTIED_PROBLEM}/lr{{lr}}_B{{B}}_{UNTIED_SCHEDULE}_seed{{seed}}.csv",
         sidecar=f"results/{{scale}}/untied/sgd/{UNTIED_PROBLEM}/lr{{lr}}_B{{B}}_{UNTIED_SCHEDULE}_seed{{seed}}.json",
@@ -181,8 +174,7 @@ rule untied_sgd_run:
 rule untied_theory:
     """Theory of one replicate: population flow + fast mean (flow), or the slaved slow flow (limit)."""
     input:
-        code=UNTIED_MODULES + RECORD_MODULES + script_code("untied_theory.py")
-        + UNTIED_WILDCARDS_CODE,
+        code=script_code("untied_theory.py"),
     output:
         table=f"results/{{scale}}/untied/{{kind}}/{UNTIED_PROBLEM}/{UNTIED_SCHEDULE}{{method}}_seed{{seed}}.csv",
         sidecar=f"results/{{scale}}/untied/{{kind}}/{UNTIED_PROBLEM}/{UNTIED_SCHEDULE}{{method}}_seed{{seed}}.json",
@@ -204,7 +196,7 @@ rule untied_theory:
 rule untied_fast_states:
     """Fast state m*(m2), dichotomy factors and the symmetric-state threshold (paper2.md §5.3)."""
     input:
-        code=UNTIED_MODULES + RECORD_MODULES + script_code("untied_fast_states.py"),
+        code=script_code("untied_fast_states.py"),
     output:
         table="results/{scale}/untied/fast_states/{link}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{lo}to{hi}_n{n}.csv",
         sidecar="results/{scale}/untied/fast_states/{link}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{lo}to{hi}_n{n}.json",
@@ -243,8 +235,7 @@ rule paper2_fig3:
     input:
         runs=lambda wildcards: _paths(figure3_untied_runs(wildcards.scale), "path"),
         flows=lambda wildcards: _paths(figure3_untied_runs(wildcards.scale), "flow_path"),
-        code=UNTIED_PLOT_MODULES + RECORD_MODULES + script_code("paper2_fig3.py")
-        + UNTIED_TABLES_CODE,
+        code=script_code("paper2_fig3.py"),
     output:
         **p2_figure_outputs("paper2_fig3", "paper2_fig3.rst", "Figure 3"),
     params:
@@ -266,8 +257,7 @@ rule paper2_figS4:
         runs=lambda wildcards: _paths(figureS4_runs(wildcards.scale), "path"),
         flows=lambda wildcards: _paths(figureS4_runs(wildcards.scale), "flow_path"),
         limits=lambda wildcards: _paths(figureS4_limit_runs(wildcards.scale), "limit_path"),
-        code=UNTIED_PLOT_MODULES + RECORD_MODULES + script_code("paper2_figS4.py")
-        + UNTIED_TABLES_CODE,
+        code=script_code("paper2_figS4.py"),
     output:
         **p2_figure_outputs("paper2_figS4", "paper2_figS4.rst", "Figure S4"),
     params:
@@ -289,8 +279,7 @@ rule paper2_figS5:
         runs=lambda wildcards: _paths(figureS5_runs(wildcards.scale), "path"),
         flows=lambda wildcards: _paths(figureS5_runs(wildcards.scale), "flow_path"),
         fast_states=lambda wildcards: fast_states_path(wildcards.scale),
-        code=UNTIED_PLOT_MODULES + RECORD_MODULES + script_code("paper2_figS5.py")
-        + UNTIED_TABLES_CODE,
+        code=script_code("paper2_figS5.py"),
     output:
         **p2_figure_outputs("paper2_figS5", "paper2_figS5.rst", "Figure S5"),
     params:
@@ -317,8 +306,7 @@ rule claims_paper2_untied:
         figureS5=lambda wildcards: _paths(figureS5_runs(wildcards.scale), "path"),
         figureS5_flows=lambda wildcards: _paths(figureS5_runs(wildcards.scale), "flow_path"),
         fast_states=lambda wildcards: fast_states_path(wildcards.scale),
-        code=UNTIED_CLAIM_MODULES + RECORD_MODULES + script_code("claims_paper2_untied.py")
-        + UNTIED_TABLES_CODE,
+        code=script_code("claims_paper2_untied.py"),
     output:
         table="results/{scale}/claims/paper2_untied.tsv",
         sidecar="results/{scale}/claims/paper2_untied.json",

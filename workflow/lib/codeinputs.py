@@ -1,0 +1,209 @@
+"""The code a workflow script runs: its import closure, as rule inputs.
+
+Snakemake reruns a job when its script changes, but it does not follow the
+script's imports.  Each rule therefore declares as ``code`` inputs every
+source file its script runs (docs/design.md, "Reruns"), and this module
+derives that list from the imports themselves, so that it cannot fall out
+of date:
+
+* the script itself, and the helper modules beside it (``_job.py``, ...)
+  that it imports **at module level** (statements executed on import:
+  top-level, and inside top-level ``if``/``try``/``with``/class bodies, but
+  not inside functions);
+* every ``aimrepro`` module those import, transitively, with the
+  ``__init__.py`` of each package on the way (Python runs them on import).
+  Inside the package *every* import counts, including those inside
+  functions: a rule may call any function of a module it imports, so a
+  lazy import in the package must not hide a dependency.
+
+Imports inside the functions of a workflow helper are not followed: that is
+how a helper keeps a dependency that only some scripts need (the claims
+writer, the plotting code) out of the other scripts' closures.  The job
+glue checks at run time that every ``aimrepro`` module a job actually
+loaded was declared (``_job.py``), so a lazy import that a script does not
+also cover at module level fails loudly instead of going stale.
+
+Third-party and standard-library imports are not code inputs: they are
+recorded as package versions in each sidecar.
+
+Nothing here imports the modules it reads (only :mod:`ast`), so it is cheap
+and safe to run while Snakemake parses the workflow.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CodeLayout", "import_closure", "imported_modules"]
+
+
+@dataclass(frozen=True)
+class CodeLayout:
+    """Where the code lives.
+
+    Attributes
+    ----------
+    package_root : Path
+        The directory holding the package directory (``src``).
+    package : str
+        The package whose modules are followed (``aimrepro``).
+    helper_dir : Path
+        The directory of the workflow scripts and their helpers
+        (``workflow/scripts``); a module name found there is a helper.
+    """
+
+    package_root: Path
+    package: str
+    helper_dir: Path
+
+    def package_file(self, dotted: str) -> Path | None:
+        """The source file of package module ``dotted``, or None if there is none."""
+        parts = dotted.split(".")
+        if parts[0] != self.package:
+            return None
+        base = self.package_root.joinpath(*parts)
+        for candidate in (base / "__init__.py", base.with_suffix(".py")):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def helper_file(self, name: str) -> Path | None:
+        if "." in name:
+            return None
+        candidate = self.helper_dir / f"{name}.py"
+        return candidate if candidate.is_file() else None
+
+    def dotted_name(self, path: Path) -> str | None:
+        """Module name of a package file (``aimrepro.paper1.spectra``), else None."""
+        try:
+            relative = path.resolve().relative_to(self.package_root.resolve())
+        except ValueError:
+            return None
+        parts = list(relative.with_suffix("").parts)
+        if not parts or parts[0] != self.package:
+            return None
+        if parts[-1] == "__init__":
+            parts.pop()
+        return ".".join(parts)
+
+
+def imported_modules(source: str, *, module_level_only: bool,
+                     current: str | None = None, is_package: bool = False) -> list[str]:
+    """Absolute names of the modules a source file imports.
+
+    Parameters
+    ----------
+    source : str
+        Python source.
+    module_level_only : bool
+        Skip imports inside function bodies (lambdas have none).
+    current : str, optional
+        Dotted name of the module, to resolve relative imports; relative
+        imports of a module without one are ignored.
+    is_package : bool
+        ``current`` is a package (an ``__init__.py``): ``from . import x``
+        then means ``current.x``.
+
+    Returns
+    -------
+    list of str
+        For ``from a.b import c`` both ``a.b`` and ``a.b.c`` are listed (``c``
+        may be a submodule or an attribute: the caller keeps what exists).
+    """
+    tree = ast.parse(source)
+    names: list[str] = []
+    for node in _import_nodes(tree, module_level_only):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+            continue
+        base = _absolute_base(node, current, is_package)
+        if base is None:
+            continue
+        if base:
+            names.append(base)
+        names.extend(f"{base}.{alias.name}" if base else alias.name
+                     for alias in node.names if alias.name != "*")
+    return names
+
+
+def _import_nodes(tree: ast.AST, module_level_only: bool):
+    stack = list(ast.iter_child_nodes(tree))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        if module_level_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _absolute_base(node: ast.ImportFrom, current: str | None, is_package: bool) -> str | None:
+    if node.level == 0:
+        return node.module or ""
+    if current is None:
+        return None
+    package_parts = current.split(".") if is_package else current.split(".")[:-1]
+    if node.level - 1 > len(package_parts):
+        return None
+    anchor = package_parts[: len(package_parts) - (node.level - 1)]
+    return ".".join(anchor + ([node.module] if node.module else []))
+
+
+def import_closure(script: Path, layout: CodeLayout) -> list[Path]:
+    """The script and every source file it runs on import, transitively.
+
+    Parameters
+    ----------
+    script : Path
+        A workflow script.
+    layout : CodeLayout
+        Where the package and the helpers live.
+
+    Returns
+    -------
+    list of Path
+        Sorted, without duplicates, as given (absolute if the layout is).
+    """
+    seen: set[Path] = set()
+    pending = [script]
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        pending.extend(_direct_dependencies(path, layout))
+    return sorted(seen)
+
+
+def _direct_dependencies(path: Path, layout: CodeLayout) -> Iterable[Path]:
+    dotted = layout.dotted_name(path)
+    in_package = dotted is not None
+    names = _cached_imports(path, path.stat().st_mtime_ns, in_package, dotted,
+                            path.name == "__init__.py")
+    found: list[Path] = []
+    for name in names:
+        helper = layout.helper_file(name) if not in_package else None
+        if helper is not None:
+            found.append(helper)
+            continue
+        parts = name.split(".")
+        # Importing a.b.c runs a/__init__.py, a/b/__init__.py, then c.
+        for end in range(1, len(parts) + 1):
+            module = layout.package_file(".".join(parts[:end]))
+            if module is not None:
+                found.append(module)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_imports(path: Path, mtime_ns: int, in_package: bool, dotted: str | None,
+                    is_package: bool) -> tuple[str, ...]:
+    # Keyed on the modification time too, so an edited file is parsed again.
+    source = path.read_text(encoding="utf-8")
+    return tuple(imported_modules(source, module_level_only=not in_package,
+                                  current=dotted, is_package=is_package))
