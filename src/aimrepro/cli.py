@@ -236,6 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
                             help="a result (.csv, .md, ...) or figure (.pdf, .png)")
     provenance.add_argument("--code", action="store_true",
                             help="also list the code files (with sha256) of each step")
+    provenance.add_argument("--check", action="store_true",
+                            help="verify the whole lineage instead: every file against its sidecar "
+                                 "and its consumer's record, every code file against its recorded "
+                                 "hash; print what differs; exit 0 only if nothing does")
 
     # Each subcommand reports its own errors, prefixed with its name.
     for sub in commands.choices.values():
@@ -420,14 +424,24 @@ def _run_threshold(args: argparse.Namespace) -> int:
 
 
 def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
-    from aimrepro.provenance import lineage, render_lineage
+    from aimrepro.provenance import check_lineage, lineage, render_lineage
 
     try:
-        tree = lineage(args.file)
+        if args.check:
+            check = check_lineage(args.file)
+        else:
+            tree = lineage(args.file)
     except (ValueError, OSError) as err:
         subparser.error(f"argument FILE: cannot read provenance of {args.file}: {err}")
-    print(render_lineage(tree, show_code=args.code))
-    return 0
+    if not args.check:
+        print(render_lineage(tree, show_code=args.code))
+        return 0
+    for problem in check.problems:
+        print(problem)
+    verdict = "differs" if check.problems else "verified"
+    print(f"{args.file}: {verdict}: {check.n_files} files, {check.n_code_files} code files"
+          + (f", {len(check.problems)} problems" if check.problems else ""))
+    return 1 if check.problems else 0
 
 
 def _print_json(record: dict[str, Any]) -> None:

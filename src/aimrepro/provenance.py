@@ -58,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime as _dt
+import glob
 import hashlib
 import io
 import json
@@ -81,10 +82,13 @@ import aimrepro
 
 __all__ = [
     "SIDECAR_SCHEMA",
+    "DamagedInputError",
+    "LineageCheck",
     "LineageNode",
     "atomic_path",
     "atomic_write",
     "capture_log",
+    "check_lineage",
     "config_hash",
     "file_sha256",
     "format_timestamp",
@@ -92,10 +96,12 @@ __all__ = [
     "lineage",
     "read_sidecar",
     "read_table",
+    "remove_stale_temporaries",
     "render_lineage",
     "sidecar_path",
     "software_versions",
     "utc_now",
+    "verify_input",
     "write_sidecar",
     "write_table",
 ]
@@ -184,6 +190,29 @@ def atomic_write(path: PathLike, mode: str = "w", **open_kwargs: Any) -> Iterato
     with atomic_path(path) as tmp:
         with open(tmp, mode, **open_kwargs) as handle:
             yield handle
+
+
+def remove_stale_temporaries(path: PathLike) -> list[Path]:
+    """Delete temporaries that :func:`atomic_path` left beside ``path`` when killed.
+
+    A process killed with SIGKILL cannot remove its temporary file; the
+    next attempt at the same output calls this first, so no half-written
+    file stays behind.
+
+    Returns
+    -------
+    list of pathlib.Path
+        What was removed.
+    """
+    final = Path(path)
+    if not final.parent.is_dir():
+        return []
+    removed = []
+    for stale in final.parent.glob(f".{glob.escape(final.name)}.*.tmp{glob.escape(final.suffix)}"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            removed.append(stale)
+    return removed
 
 
 def _fsync_file(path: Path) -> None:
@@ -330,6 +359,7 @@ def write_sidecar(
     seed: int | None = None,
     config_hash: str | None = None,
     repo: PathLike | None = None,
+    known_hashes: Mapping[str, str] | None = None,
 ) -> Path:
     """Write the provenance sidecar of a finished result, atomically.
 
@@ -363,6 +393,9 @@ def write_sidecar(
         :func:`config_hash` of the config the step ran under.
     repo : path, optional
         Where to ask git for the commit; default the current directory.
+    known_hashes : mapping, optional
+        ``{path: sha256}`` already computed for some ``inputs`` (by
+        :func:`verify_input`), so large inputs are not read twice.
 
     Returns
     -------
@@ -391,7 +424,7 @@ def write_sidecar(
         "params": _jsonable(dict(params)),
         "seed": seed,
         "config_hash": config_hash,
-        "inputs": {str(p): file_sha256(p) for p in inputs},
+        "inputs": {str(p): (known_hashes or {}).get(str(p)) or file_sha256(p) for p in inputs},
         "code": {str(p): file_sha256(p) for p in code},
         "diagnostics": _jsonable(dict(diagnostics)),
         "aimrepro_version": aimrepro.__version__,
@@ -419,11 +452,61 @@ def read_sidecar(path: PathLike) -> dict[str, Any]:
     """Read a sidecar, given either the sidecar itself or the result it describes."""
     path = Path(path)
     side = path if path.suffix == ".json" else sidecar_path(path)
-    with open(side, encoding="utf-8") as handle:
-        record = json.load(handle)
-    if record.get("schema") != SIDECAR_SCHEMA:
-        raise ValueError(f"{side} is not an aimrepro sidecar (schema {record.get('schema')!r})")
+    if not side.exists():
+        raise FileNotFoundError(f"no sidecar {side}")
+    record, malformed = _load_sidecar(side)
+    if record is None:
+        raise ValueError(f"{side} is not an aimrepro sidecar, or a malformed one: {malformed}")
     return record
+
+
+class DamagedInputError(RuntimeError):
+    """A result no longer matches its sidecar; the message is one line saying what to do."""
+
+
+def verify_input(path: PathLike) -> str:
+    """Check a pipeline result against its sidecar before using it; return its sha256.
+
+    A result whose bytes differ from the sha256 its own sidecar recorded was
+    changed or damaged after it was made (a truncated table, a hand edit, a
+    half-copied file): a job must not draw from it.  A file without a
+    sidecar (a raw input) is only hashed.
+
+    Parameters
+    ----------
+    path : path
+        The input file.
+
+    Returns
+    -------
+    str
+        The file's sha256 (hashed once; the caller records it).
+
+    Raises
+    ------
+    DamagedInputError
+        The file differs from its sidecar, or the sidecar is unreadable or
+        does not describe it.  One line naming the file and the remedy.
+    """
+    path = Path(path)
+    digest = file_sha256(path)
+    side = sidecar_path(path)
+    if not side.exists():
+        return digest
+    remedy = f"delete {path} and rerun snakemake to rebuild it"
+    try:
+        record = read_sidecar(side)
+    except (OSError, ValueError) as err:
+        raise DamagedInputError(f"input {path}: {err}; {remedy}") from None
+    recorded = next((sha for name, sha in record["outputs"].items()
+                     if Path(name).name == path.name), None)
+    if recorded is None:
+        raise DamagedInputError(f"input {path}: its sidecar {side} does not describe it; {remedy}")
+    if recorded != digest:
+        raise DamagedInputError(
+            f"input {path} does not match its sidecar {side} (sha256 differs: changed or "
+            f"damaged after it was made); {remedy}")
+    return digest
 
 
 def _jsonable(value: Any) -> Any:
@@ -470,15 +553,22 @@ class LineageNode:
     resolved : pathlib.Path
         Where the file was looked up.
     sidecar : dict or None
-        Its sidecar, or ``None`` if it has none (a raw input) or it is missing.
+        Its sidecar, or ``None`` if it has none (a raw input), it is missing
+        or it is malformed.
     status : str
-        ``"ok"``; ``"missing"`` (file absent); ``"no sidecar"``;
-        ``"modified"`` (its bytes differ from what its own sidecar recorded);
-        ``"changed since use"`` (differs from what the consumer recorded).
+        ``"ok"``; ``"missing"`` (file absent); ``"not a regular file"``;
+        ``"no sidecar"``; ``"malformed sidecar: <why>"``; ``"modified"``
+        (its bytes differ from what its own sidecar recorded); ``"changed
+        since use"`` (differs from what the consumer recorded); ``"cycle"``
+        (it is among its own inputs); suffixed `` (depth limit)`` where the
+        walk stopped.
     children : list of LineageNode
         The data inputs its sidecar lists.
     code : dict
         ``{path: sha256}`` of the code that made it.
+    code_status : dict
+        ``{path: "ok" | "changed" | "missing"}``: each code file as it is
+        now against the recorded hash.
     """
 
     path: str
@@ -487,17 +577,29 @@ class LineageNode:
     status: str
     children: list[LineageNode] = field(default_factory=list)
     code: dict[str, str] = field(default_factory=dict)
+    code_status: dict[str, str] = field(default_factory=dict)
+
+    def walk(self) -> Iterator[LineageNode]:
+        """This node and every node below it, depth first."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
 
 
 def lineage(path: PathLike, *, max_depth: int = 32) -> LineageNode:
     """Follow sidecars from a result or figure down to its raw inputs.
+
+    Never raises on a damaged record: a malformed sidecar (not JSON, wrong
+    schema, a list where a mapping belongs), an input that is not a regular
+    file (``/dev/zero``) or a cycle in the inputs becomes the status of its
+    node, and the walk stops there.  Each file is hashed at most once.
 
     Parameters
     ----------
     path : path
         A result or figure (or its sidecar).
     max_depth : int
-        Guard against cycles in hand-edited sidecars.
+        Deepest level followed (a guard beside the cycle check).
 
     Returns
     -------
@@ -510,51 +612,149 @@ def lineage(path: PathLike, *, max_depth: int = 32) -> LineageNode:
         If neither ``path`` nor its sidecar exists.
     """
     root = Path(path)
-    if root.suffix == ".json" and root.exists():
+    if root.suffix == ".json" and root.is_file():
         # Given the sidecar itself: start from the first output it describes,
         # which lives in the same directory.
-        first_output = next(iter(read_sidecar(root)["outputs"]))
-        root = root.with_name(Path(first_output).name)
+        record, _ = _load_sidecar(root)
+        if record is not None:
+            root = root.with_name(Path(next(iter(record["outputs"]))).name)
     if not root.exists() and not sidecar_path(root).exists():
         raise FileNotFoundError(f"no such file: {path}")
-    return _node(str(path), root.resolve(), expected_sha=None, depth=0, max_depth=max_depth)
+    walker = _LineageWalker(max_depth)
+    return walker.node(str(path), root.resolve(), expected_sha=None, ancestors=())
 
 
-def _node(
-    recorded: str, resolved: Path, *, expected_sha: str | None, depth: int, max_depth: int
-) -> LineageNode:
-    side = sidecar_path(resolved) if resolved.suffix != ".json" else None
-    record = None
-    if side is not None and side.exists():
-        try:
-            record = read_sidecar(side)
-        except (ValueError, json.JSONDecodeError):
-            record = None
+@dataclass
+class LineageCheck:
+    """Outcome of :func:`check_lineage`: every problem found, one line each."""
 
-    if not resolved.exists():
-        status = "missing"
-    elif expected_sha is not None and file_sha256(resolved) != expected_sha:
-        status = "changed since use"
-    elif record is None:
-        status = "no sidecar"
-    else:
-        own = _recorded_output_sha(record, resolved)
-        status = "modified" if own is not None and own != file_sha256(resolved) else "ok"
+    root: LineageNode
+    problems: list[str]
+    n_files: int
+    n_code_files: int
 
-    node = LineageNode(path=recorded, resolved=resolved, sidecar=record, status=status)
-    if record is None:
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_lineage(path: PathLike, *, max_depth: int = 32) -> LineageCheck:
+    """Verify a result and everything it was made from.
+
+    Passes only if every file of the lineage exists, is a regular file, has
+    a well-formed sidecar whose recorded sha256 it still matches, still
+    matches the hash its consumer recorded when it used it, and if every code
+    file recorded in those sidecars still has the recorded hash.
+
+    Parameters
+    ----------
+    path : path
+        A result or figure (or its sidecar).
+
+    Returns
+    -------
+    LineageCheck
+        ``problems`` lists ``"<path>: <what differs>"``, in walk order,
+        each file once.
+    """
+    root = lineage(path, max_depth=max_depth)
+    problems: list[str] = []
+    files: set[Path] = set()
+    code_files: set[str] = set()
+    reported: set[tuple[Path, str]] = set()
+    for node in root.walk():
+        files.add(node.resolved)
+        findings = [] if node.status == "ok" else [node.status]
+        findings += [f"code {code}: {state}" for code, state in node.code_status.items()
+                     if state != "ok"]
+        code_files.update(node.code_status)
+        for finding in findings:
+            if (node.resolved, finding) not in reported:
+                reported.add((node.resolved, finding))
+                problems.append(f"{node.path}: {finding}")
+    return LineageCheck(root=root, problems=problems, n_files=len(files),
+                        n_code_files=len(code_files))
+
+
+def _load_sidecar(side: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None) for a well-formed sidecar, else (None, why it is malformed)."""
+    if not side.is_file():
+        return None, "not a regular file"
+    try:
+        with open(side, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return None, f"not JSON ({type(err).__name__})"
+    if not isinstance(record, dict):
+        return None, f"a JSON {type(record).__name__}, not an object"
+    if record.get("schema") != SIDECAR_SCHEMA:
+        return None, f"schema {record.get('schema')!r}, expected {SIDECAR_SCHEMA!r}"
+    for key in ("outputs", "inputs", "code"):
+        entries = record.get(key)
+        if not isinstance(entries, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in entries.items()):
+            return None, f"{key!r} is not a mapping of path to sha256"
+    if not record["outputs"]:
+        return None, "'outputs' is empty"
+    if not isinstance(record.get("diagnostics", {}), (dict, type(None))):
+        return None, "'diagnostics' is not a mapping"
+    return record, None
+
+
+class _LineageWalker:
+    """Builds lineage nodes, hashing each file once."""
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self._hashes: dict[Path, str] = {}
+
+    def sha(self, path: Path) -> str:
+        if path not in self._hashes:
+            self._hashes[path] = file_sha256(path)
+        return self._hashes[path]
+
+    def node(self, recorded: str, resolved: Path, *, expected_sha: str | None,
+             ancestors: tuple[Path, ...]) -> LineageNode:
+        if resolved in ancestors:
+            return LineageNode(path=recorded, resolved=resolved, sidecar=None, status="cycle")
+        side = sidecar_path(resolved) if resolved.suffix != ".json" else None
+        record, malformed = (None, None)
+        if side is not None and side.exists():
+            record, malformed = _load_sidecar(side)
+
+        if not resolved.exists():
+            status = "missing"
+        elif not resolved.is_file():
+            status = "not a regular file"
+        elif expected_sha is not None and self.sha(resolved) != expected_sha:
+            status = "changed since use"
+        elif malformed is not None:
+            status = f"malformed sidecar: {malformed}"
+        elif record is None:
+            status = "no sidecar"
+        else:
+            own = _recorded_output_sha(record, resolved)
+            status = "modified" if own is not None and own != self.sha(resolved) else "ok"
+
+        node = LineageNode(path=recorded, resolved=resolved, sidecar=record, status=status)
+        if record is None or status == "not a regular file":
+            return node
+        workdir = _workdir_of(resolved, record, _recorded_name(record, resolved))
+        node.code = dict(record["code"])
+        node.code_status = {code: self._code_state(_resolve(Path(code), workdir), sha)
+                            for code, sha in node.code.items()}
+        if len(ancestors) >= self.max_depth:
+            node.status += " (depth limit)"
+            return node
+        for child, sha in record["inputs"].items():
+            node.children.append(self.node(child, _resolve(Path(child), workdir), expected_sha=sha,
+                                           ancestors=(*ancestors, resolved)))
         return node
-    node.code = dict(record.get("code", {}))
-    if depth >= max_depth:
-        node.status += " (depth limit)"
-        return node
-    workdir = _workdir_of(resolved, record, _recorded_name(record, resolved))
-    for child, sha in record.get("inputs", {}).items():
-        node.children.append(
-            _node(child, _resolve(Path(child), workdir), expected_sha=sha,
-                  depth=depth + 1, max_depth=max_depth)
-        )
-    return node
+
+    def _code_state(self, path: Path, sha: str) -> str:
+        if not path.is_file():
+            return "missing"
+        return "ok" if self.sha(path) == sha else "changed"
 
 
 def _recorded_name(record: Mapping[str, Any], resolved: Path) -> str:

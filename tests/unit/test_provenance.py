@@ -370,3 +370,100 @@ def test_capture_log_keeps_third_party_info_out(tmp_path):
         logging.getLogger("fontTools.subset").warning("a real problem")
     text = log.read_text()
     assert "glyph chatter" not in text and "a real problem" in text
+
+
+# --- verification of inputs and lineages ----------------------------------------
+
+
+def test_verify_input_returns_the_hash_of_an_intact_result(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    build_chain(Path("."))
+    assert prov.verify_input("results/curve.csv") == prov.file_sha256("results/curve.csv")
+    # a raw input without a sidecar is only hashed
+    assert prov.verify_input("raw.txt") == prov.file_sha256("raw.txt")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "drop_last_row"])
+def test_verify_input_refuses_a_damaged_result_in_one_line(tmp_path, monkeypatch, damage):
+    monkeypatch.chdir(tmp_path)
+    build_chain(Path("."))
+    table = Path("results/curve.csv")
+    text = table.read_text()
+    table.write_text(text[:3] if damage == "truncate" else text.rsplit("\n", 2)[0] + "\n")
+    with pytest.raises(prov.DamagedInputError) as caught:
+        prov.verify_input(table)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "results/curve.csv" in message and "delete" in message and "rerun" in message
+
+
+@pytest.mark.parametrize("sidecar_text", [
+    "{not json",
+    "[1, 2]",
+    '{"schema": "aimrepro.sidecar/1", "outputs": ["results/curve.csv"], "inputs": {}, "code": {}}',
+    '{"schema": "something else"}',
+])
+def test_verify_input_refuses_a_result_whose_sidecar_is_malformed(tmp_path, monkeypatch, sidecar_text):
+    monkeypatch.chdir(tmp_path)
+    build_chain(Path("."))
+    Path("results/curve.json").write_text(sidecar_text)
+    with pytest.raises(prov.DamagedInputError, match="curve.csv"):
+        prov.verify_input("results/curve.csv")
+
+
+def figure_chain(root: Path) -> None:
+    build_chain(root)
+    prov.write_sidecar([root / "figures/fig.pdf", root / "figures/fig.png"], rule="fig", params={},
+                       inputs=[root / "results/curve.csv"], code=[root / "code.py"],
+                       diagnostics={}, started=T0, ended=T1)
+
+
+def test_check_lineage_passes_an_intact_lineage_and_names_every_difference(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    figure_chain(Path("."))
+    # raw.txt has no sidecar: nothing vouches for it, so even an intact tree reports it
+    intact = prov.check_lineage("figures/fig.pdf")
+    assert intact.problems == ["raw.txt: no sidecar"]
+    assert intact.n_files == 3 and intact.n_code_files == 1
+    Path("code.py").write_text("pass  # edited\n")
+    Path("results/curve.csv").write_text("x\n2\n")
+    problems = prov.check_lineage("figures/fig.pdf").problems
+    assert "figures/fig.pdf: code code.py: changed" in problems
+    assert "results/curve.csv: changed since use" in problems
+    assert "results/curve.csv: code code.py: changed" in problems
+
+
+def test_check_lineage_reports_malformed_records_cycles_and_devices(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    figure_chain(Path("."))
+    record = json.loads(Path("results/curve.json").read_text())
+    # a cycle: the curve lists the figure, which lists the curve
+    record["inputs"] = {"figures/fig.pdf": prov.file_sha256("figures/fig.pdf"), "/dev/zero": "0" * 64}
+    Path("results/curve.json").write_text(json.dumps(record))
+    problems = prov.check_lineage("figures/fig.pdf").problems
+    assert "figures/fig.pdf: cycle" in problems
+    assert "/dev/zero: not a regular file" in problems
+    record["inputs"] = ["raw.txt"]  # a list where a mapping belongs
+    Path("results/curve.json").write_text(json.dumps(record))
+    problems = prov.check_lineage("figures/fig.pdf").problems
+    assert problems == ["results/curve.csv: malformed sidecar: 'inputs' is not a mapping of path to sha256"]
+    tree_text = prov.render_lineage(prov.lineage("figures/fig.pdf"))
+    assert "[malformed sidecar" in tree_text
+
+
+def test_cli_provenance_check_exit_codes(tmp_path, monkeypatch, capsys):
+    from aimrepro.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    figure_chain(Path("."))
+    Path("raw.txt").unlink()
+    record = json.loads(Path("results/curve.json").read_text())
+    record["inputs"] = {}
+    Path("results/curve.json").write_text(json.dumps(record))
+    Path("results/curve.csv").write_text(Path("results/curve.csv").read_text())  # same bytes
+    assert main(["provenance", "--check", "figures/fig.pdf"]) == 0
+    assert capsys.readouterr().out.strip().endswith("verified: 2 files, 1 code files")
+    Path("results/curve.csv").write_text("x\n")
+    assert main(["provenance", "--check", "figures/fig.pdf"]) == 1
+    out = capsys.readouterr().out
+    assert "results/curve.csv: changed since use" in out and "differs" in out

@@ -1,12 +1,25 @@
 """Glue between a Snakemake job and aimrepro's run records.
 
-Every workflow script runs its body inside :func:`run_job`, which sends
-logging, warnings and stderr to the job's log file (``log:`` of the rule),
-records the start time, and gives a :class:`Job` whose
-:meth:`Job.write_sidecar` writes the provenance sidecar from what the rule
-declared: data inputs (every input except the named ``code`` list), code
-inputs (the ``code`` list: package modules and the script), wildcards and
-params.
+Every workflow script runs its body inside :func:`run_job`, which
+
+* checks every data input against its sidecar before the body runs, and
+  stops the job with one line naming a damaged input and the remedy
+  (``aimrepro.provenance.verify_input``);
+* sends logging, warnings and stderr to the job's log file (``log:`` of
+  the rule), records the start time, and removes the temporary files a
+  killed earlier attempt at its outputs left behind;
+* gives a :class:`Job` whose :meth:`Job.write_sidecar` writes the
+  provenance sidecar from what the rule declared: data inputs (every input
+  except the named ``code`` list, with the hashes verified above), code
+  inputs (the ``code`` list: the script's import closure,
+  workflow/lib/codeinputs.py), wildcards and params;
+* after the body, fails the job if it ran an ``aimrepro`` module or a
+  helper of this directory that the rule does not declare as code, so a
+  lazy import cannot make results silently stale.
+
+Imports here are the ones every script needs; what only some scripts need
+(matplotlib and the figure style, the claims writer) is imported inside the
+method that uses it, so it stays out of the other rules' code inputs.
 
 Snakemake puts this directory on ``sys.path`` of script jobs, so scripts
 import it as ``from _job import run_job``.
@@ -16,21 +29,25 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aimrepro.claims import write_claims
-from aimrepro.provenance import capture_log, config_hash, git_state, utc_now, write_sidecar
+from aimrepro.provenance import (DamagedInputError, capture_log, config_hash, git_state,
+                                 remove_stale_temporaries, utc_now, verify_input, write_sidecar)
+
+HELPER_DIR = Path(__file__).resolve().parent
 
 
 class Job:
     """A running Snakemake job: its declared files, start time and logger."""
 
-    def __init__(self, smk: Any, logger: logging.Logger) -> None:
+    def __init__(self, smk: Any, logger: logging.Logger, input_hashes: Mapping[str, str]) -> None:
         self.smk = smk
         self.log = logger
         self.started = utc_now()
+        self.input_hashes = dict(input_hashes)
 
     @property
     def code_inputs(self) -> list[str]:
@@ -39,8 +56,7 @@ class Job:
 
     @property
     def data_inputs(self) -> list[str]:
-        code = set(self.code_inputs)
-        return [path for path in self.smk.input if path not in code]
+        return data_inputs(self.smk)
 
     def params(self) -> dict[str, Any]:
         """Wildcards and rule params of the job, as recorded in the sidecar."""
@@ -72,6 +88,7 @@ class Job:
             ended=utc_now(),
             seed=seed,
             config_hash=config_hash(self.smk.config),
+            known_hashes=self.input_hashes,
         )
         self.log.info("wrote sidecar %s", path)
         return path
@@ -93,6 +110,8 @@ class Job:
         Every ``claims_*`` rule ends here, so each fragment's sidecar carries
         the same diagnostics (``n_claims``, ``n_failed``).
         """
+        from aimrepro.claims import write_claims
+
         rows = list(rows)
         write_claims(self.smk.output.table, rows)
         n_failed = sum(not row.passed for row in rows)
@@ -112,11 +131,69 @@ def runs_per_alpha(paths: Sequence[str], curve: Mapping[str, Any], load) -> list
             for i in range(len(curve["alphas"]))]
 
 
+def data_inputs(smk: Any) -> list[str]:
+    """The job's inputs except its named ``code`` list."""
+    code = getattr(smk.input, "code", [])
+    code = {code} if isinstance(code, str) else set(code)
+    return [path for path in smk.input if path not in code]
+
+
+def verified_input_hashes(smk: Any) -> dict[str, str]:
+    """sha256 of every data input, each checked against its sidecar.
+
+    Exits the job with one line (to stderr, where Snakemake shows it, and to
+    the log) if an input no longer matches its sidecar.
+    """
+    try:
+        return {path: verify_input(path) for path in data_inputs(smk)}
+    except DamagedInputError as err:
+        message = f"aimrepro: rule {smk.rule}: {err}"
+        Path(smk.log[0]).parent.mkdir(parents=True, exist_ok=True)
+        Path(smk.log[0]).write_text(message + "\n", encoding="utf-8")
+        sys.exit(message)
+
+
+def undeclared_code(declared: Sequence[str]) -> list[str]:
+    """Modules this process loaded from aimrepro or from this directory that ``declared`` lacks.
+
+    ``declared`` holds paths relative to the working directory
+    (``src/aimrepro/paper1/amp.py``, ``workflow/scripts/_job.py``).  They are
+    compared by their place inside the package or by their name here, not
+    by absolute path: tests run the workflow in a copy of the repository
+    while importing the installed package.
+    """
+    wanted = set()
+    for path in map(Path, declared):
+        parts = path.parts
+        wanted.add("/".join(parts[1:]) if parts[0] == "src" else path.name)
+    loaded = set()
+    for name, module in list(sys.modules.items()):
+        source = getattr(module, "__file__", None)
+        if source is None:
+            continue
+        source = Path(source)
+        if name == "aimrepro" or name.startswith("aimrepro."):
+            stem = "/__init__.py" if source.name == "__init__.py" else ".py"
+            loaded.add(name.replace(".", "/") + stem)
+        elif source.resolve().parent == HELPER_DIR:
+            loaded.add(source.name)
+    return sorted(loaded - wanted)
+
+
 @contextlib.contextmanager
 def run_job(smk: Any) -> Iterator[Job]:
-    """Run a script body with its log captured; yields the :class:`Job`."""
+    """Run a script body with verified inputs and its log captured; yields the :class:`Job`."""
+    hashes = verified_input_hashes(smk)
     with capture_log(smk.log[0]) as logger:
-        job = Job(smk, logger)
+        job = Job(smk, logger, hashes)
         logger.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards.items()))
+        for output in smk.output:
+            for stale in remove_stale_temporaries(output):
+                logger.info("removed %s, left by an interrupted attempt", stale)
         yield job
+        missing = undeclared_code(job.code_inputs)
+        if missing:
+            raise RuntimeError(
+                f"rule {smk.rule} ran code it does not declare as input: {', '.join(missing)}; "
+                "import it at module level in the rule's script (workflow/lib/codeinputs.py)")
         logger.info("done")

@@ -1,0 +1,103 @@
+"""Faults injected into a small real run: a crash mid-run and a damaged intermediate.
+
+A run killed with SIGKILL half-way and resumed as the README says gives the
+same bytes as an uninterrupted run; a truncated intermediate table is
+refused by the job that would draw from it, ``aimrepro provenance --check``
+tells the damage, and deleting the table and rerunning restores the bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (CLUSTER_TARGET, cluster_tiny_config, copy_repository, executable,
+                      run_snakemake)
+
+pytestmark = pytest.mark.workflow
+
+TARGET = CLUSTER_TARGET  # Figure 2 of paper 1: four SE curves, then the figure
+
+
+def result_bytes(workdir: Path) -> dict[str, bytes]:
+    """Every file of results/ and the pixels of each figure.
+
+    Sidecars and logs carry times, and a figure's metadata the commit of
+    its copy of the repository: those are left out.
+    """
+    from matplotlib.image import imread
+
+    files = {}
+    for path in sorted((workdir / "results").rglob("*")):
+        if path.is_file() and path.suffix not in (".json", ".log"):
+            files[str(path.relative_to(workdir))] = path.read_bytes()
+    for path in sorted((workdir / "figures").rglob("*.png")):
+        files[str(path.relative_to(workdir))] = imread(path).tobytes()
+    return files
+
+
+def provenance_check(workdir: Path, path: str) -> subprocess.CompletedProcess:
+    return subprocess.run([executable("aimrepro"), "provenance", "--check", path], cwd=workdir,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict[str, bytes]:
+    """The bytes of an uninterrupted run."""
+    workdir = copy_repository(tmp_path_factory.mktemp("uninterrupted") / "aimrepro",
+                              cluster_tiny_config())
+    run_snakemake(workdir, "--cores", "1", TARGET)
+    return result_bytes(workdir)
+
+
+def test_a_run_killed_mid_way_resumes_to_the_same_bytes(tmp_path, reference):
+    workdir = copy_repository(tmp_path / "aimrepro", cluster_tiny_config())
+    started = subprocess.Popen([executable("snakemake"), "--cores", "1", TARGET], cwd=workdir,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not list((workdir / "results").rglob("*.csv")):
+        assert started.poll() is None, "the run ended before it could be interrupted"
+        assert time.monotonic() < deadline, "no result appeared within 300 s"
+        time.sleep(0.05)
+    os.killpg(started.pid, signal.SIGKILL)  # Snakemake and its running job, as a crash would
+    started.wait(timeout=60)
+    assert not (workdir / "figures" / "quick" / "paper1_fig2.png").exists(), \
+        "the run was not interrupted mid-way"
+    # The recovery the README gives: release the lock, redo incomplete jobs.
+    run_snakemake(workdir, "--unlock")
+    run_snakemake(workdir, "--cores", "1", "--rerun-incomplete", TARGET)
+    assert result_bytes(workdir) == reference
+    assert provenance_check(workdir, "figures/quick/paper1_fig2.pdf").returncode == 0
+
+
+def test_a_truncated_intermediate_is_refused_then_rebuilt(tmp_path, reference):
+    workdir = copy_repository(tmp_path / "aimrepro", cluster_tiny_config())
+    run_snakemake(workdir, "--cores", "1", TARGET)
+    figure = "figures/quick/paper1_fig2.pdf"
+    assert provenance_check(workdir, figure).returncode == 0
+
+    table = sorted((workdir / "results" / "quick" / "se").rglob("*.csv"))[0]
+    lines = table.read_text().splitlines(keepends=True)
+    table.write_text("".join(lines[:-1]))  # drop the last row
+    check = provenance_check(workdir, figure)
+    assert check.returncode == 1
+    assert f"{table.relative_to(workdir)}: changed since use" in check.stdout
+
+    refused = run_snakemake(workdir, "--cores", "1", TARGET, check=False)
+    assert refused.returncode != 0
+    # one line, shown by Snakemake as the job's error and again in its log
+    message = sorted({line for line in refused.stderr.splitlines() if line.startswith("aimrepro: rule")})
+    assert len(message) == 1, refused.stderr[-3000:]
+    assert str(table.relative_to(workdir)) in message[0] and "delete" in message[0]
+    assert not (workdir / figure).exists(), "a figure was drawn from the damaged table"
+
+    table.unlink()  # the remedy the message gives
+    run_snakemake(workdir, "--cores", "1", TARGET)
+    assert result_bytes(workdir) == reference
+    assert provenance_check(workdir, figure).returncode == 0
