@@ -47,9 +47,9 @@ D, T, RHO, TEST_SAMPLES = 100, 2, 0.5, 2000
 
 def one_case(name: str, iterations: int | None) -> dict:
     """Run one case in this process and return its measurements."""
-    from aimrepro import amp
-    from aimrepro.channels import make_channel
-    from aimrepro.data import DatasetSpec, sample_dataset
+    from aimrepro.paper1 import amp
+    from aimrepro.paper1.channels import make_channel
+    from aimrepro.paper1.data import DatasetSpec, sample_dataset
 
     case = CASES[name]
     n_iter = iterations or case["iterations"]

@@ -14,7 +14,7 @@ memory is its own):
    of the quick scale), where a single run's step is mostly interpreter
    overhead.
 
-For each case: ``aimrepro.gd.train_students`` on all K initial factors at once
+For each case: ``aimrepro.paper1.gd.train_students`` on all K initial factors at once
 (the replica axis, in chunks of ``gd.replica_chunk``), and K runs of one
 student each from the same factors, one after the other.  The time of a step
 (forward, backward and Adam update) is the median interval between the
@@ -23,9 +23,9 @@ the K single runs of their median step.  Both give the same factors bit for
 bit, which the benchmark checks.
 
 For the ``paper`` case it also times the two GEMMs of a step (forward X W,
-backward Xᵀ Q) done as ``aimrepro.gd`` does them, one BLAS call per replica,
+backward Xᵀ Q) done as ``aimrepro.paper1.gd`` does them, one BLAS call per replica,
 against one stacked (nT × d)(d × K r) call each, and says whether the
-stacked results have the same bits here (they need not: ``aimrepro.gd``
+stacked results have the same bits here (they need not: ``aimrepro.paper1.gd``
 module notes).  Writes ``benchmarks/results/gd.json``.
 """
 
@@ -56,7 +56,7 @@ T, RHO = 2, 0.5
 
 
 def _step_times(X, y, W0, steps):
-    from aimrepro.gd import GDSettings, train_students
+    from aimrepro.paper1.gd import GDSettings, train_students
 
     stamps = []
     result = train_students(X, y, W0, GDSettings(lr=0.1, steps=steps, trace_every=0),
@@ -68,8 +68,8 @@ def _step_times(X, y, W0, steps):
 
 def one_case(name: str, steps: int | None) -> dict:
     """Run one case in this process and return its measurements."""
-    from aimrepro.data import DatasetSpec, sample_dataset
-    from aimrepro.gd import initial_factors, replica_chunk, student_seeds
+    from aimrepro.paper1.data import DatasetSpec, sample_dataset
+    from aimrepro.paper1.gd import initial_factors, replica_chunk, student_seeds
 
     case = CASES[name]
     n_steps = steps or case["steps"]
@@ -113,7 +113,7 @@ def _best_of(function, repeats=3):
 
 
 def _stacked_gemms(X, W, r):
-    """Seconds of the forward and backward GEMMs of one step: per replica (as aimrepro.gd) vs stacked."""
+    """Seconds of the forward and backward GEMMs of one step: per replica (as aimrepro.paper1.gd) vs stacked."""
     n, T, d = X.shape
     K = W.shape[0]
     X_flat = X.reshape(n * T, d)

@@ -6,7 +6,7 @@ One right-hand side of the tied hierarchy [P eq. 11] truncated at order M
 (``paper2.md`` §4.1–4.2), K = 2 (student trainable, teacher fixed), a
 constant Γ (so only the hierarchy itself is timed), one core.
 
-* **aimrepro**: :func:`aimrepro.dynamics.moments.hierarchy_rhs` — one moment
+* **aimrepro**: :func:`aimrepro.paper2.moments.hierarchy_rhs` — one moment
   per bracelet class (rotation and reversal of the word), the insertion lists
   precomputed once as index arrays, so an evaluation is a gather, a multiply
   and a ``bincount``: O(n_terms).
@@ -36,8 +36,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from aimrepro.dynamics import moment_experiments, moments  # noqa: E402
-from aimrepro.dynamics.sgd import ProblemSpec  # noqa: E402
+from aimrepro.paper2 import moment_experiments, moments
+from aimrepro.paper2.sgd import ProblemSpec
 
 GAMMA = np.array([[2.0, -2.0], [-2.0, 2.0]])
 

@@ -7,7 +7,7 @@ AIM-scaled teacher and student (ρ = ½), on one core (BLAS/OpenMP threads
 pinned to 1 before numpy loads).  Two sizes: d = 100 with B = 256 and
 d = 400 with B = 512 (the paper's Figure 1 settings, ``paper2.md`` §6).
 
-* **aimrepro**: :class:`aimrepro.dynamics.sgd.TiedStudent` — indices and
+* **aimrepro**: :class:`aimrepro.paper2.sgd.TiedStudent` — indices and
   gradient are contractions of the tokens with W, O(B T d r) per step
   (``paper2.md`` §7).
 * **naive**: forms S = W Wᵀ, computes each sample's indices x_aᵀ S x_b and its
@@ -35,7 +35,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from aimrepro.dynamics.sgd import ProblemSpec, initial_problem  # noqa: E402
+from aimrepro.paper2.sgd import ProblemSpec, initial_problem
 
 SIZES = ((100, 256), (400, 512))
 T = 2

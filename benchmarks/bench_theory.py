@@ -36,8 +36,9 @@ import numpy as np  # noqa: E402
 from scipy.integrate import quad  # noqa: E402
 from scipy.stats import multivariate_normal  # noqa: E402
 
-from aimrepro import grids, state_evolution  # noqa: E402
-from aimrepro.channels import make_channel  # noqa: E402
+from aimrepro.paper1 import thresholds
+from aimrepro.paper1 import state_evolution
+from aimrepro.paper1.channels import make_channel
 
 
 def best_of(fn, repeats):
@@ -118,7 +119,7 @@ def main():
     repeats = 1 if args.quick else 3
     rho, T = 0.5, 2
     softmax = make_channel("softmax", T=T)
-    alphas = np.linspace(1e-5, grids.alpha_perfect_recovery(rho, T), 256)
+    alphas = np.linspace(1e-5, thresholds.alpha_perfect_recovery(rho, T), 256)
 
     ours_curve = best_of(lambda: state_evolution.se_curve(softmax, alphas, rho), repeats)
 

@@ -7,7 +7,7 @@ h₂, teacher mean m₂ = 2, student mean m(0) = 0.5, ρ = 1, unit variance,
 integrated over τ ∈ [0, 0.1] from the replicate-0 initial state, on one
 core (BLAS/OpenMP threads pinned to 1 before numpy loads).  The fast
 eigenvalue of the flow is about d (t^A + t^B) ∂²Φ/∂m² ≈ 20 d here, so RK45
-needs O(d) steps per unit τ; ROS2 (:func:`aimrepro.dynamics.untied.solve_ros2`)
+needs O(d) steps per unit τ; ROS2 (:func:`aimrepro.numerics.ode.solve_ros2`)
 treats that rank-one direction implicitly and needs a number of steps set by
 the slow dynamics.
 
@@ -32,9 +32,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from aimrepro.dynamics.population import Potential  # noqa: E402
-from aimrepro.dynamics.sgd import ProblemSpec, initial_problem  # noqa: E402
-from aimrepro.dynamics.untied import solve_population_flow  # noqa: E402
+from aimrepro.paper2.population import Potential
+from aimrepro.paper2.sgd import ProblemSpec, initial_problem
+from aimrepro.paper2.untied.slow import solve_population_flow
 
 SETTINGS = (("RK45", 1e-6), ("ROS2", 1e-4))
 

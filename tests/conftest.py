@@ -36,8 +36,8 @@ _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".snakem
 def science_api_missing() -> str | None:
     """Why the science API the pipeline calls is unavailable, or None if it is there."""
     needed = {
-        "aimrepro.state_evolution": ("se_table", "solve_se", "weak_recovery_threshold"),
-        "aimrepro.channels": ("make_channel", "CHANNELS"),
+        "aimrepro.paper1.state_evolution": ("se_table", "solve_se", "weak_recovery_threshold"),
+        "aimrepro.paper1.channels": ("make_channel", "CHANNELS"),
     }
     for module_name, names in needed.items():
         try:

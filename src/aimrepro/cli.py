@@ -51,13 +51,13 @@ from typing import Any, NoReturn
 __all__ = ["CHANNEL_NAMES", "LINK_NAMES", "PARAMETRISATIONS", "build_parser", "main"]
 
 #: Output channels the ``se`` command accepts; equal to the registry names of
-#: ``aimrepro.channels`` (a unit test checks this), listed here so that the
+#: ``aimrepro.paper1.channels`` (a unit test checks this), listed here so that the
 #: parser does not import the science modules just to print --help.
 CHANNEL_NAMES = ("softmax", "hardmax", "hardmax_paper")
 #: Channels defined for T = 2 only (paper1.md §3.4).
 _T2_ONLY_CHANNELS = ("hardmax", "hardmax_paper")
-#: Links and parametrisations of ``sgd``; equal to aimrepro.dynamics.losses.LINK_NAMES and
-#: aimrepro.dynamics.sgd.PARAMETRISATIONS (a unit test checks this).
+#: Links and parametrisations of ``sgd``; equal to aimrepro.paper2.losses.LINK_NAMES and
+#: aimrepro.paper2.sgd.PARAMETRISATIONS (a unit test checks this).
 LINK_NAMES = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
 PARAMETRISATIONS = ("direct", "tied", "untied")
 #: Row-wise links act on rows of T >= 2 tokens (paper2.md §1).
@@ -296,8 +296,8 @@ def _check_se_arguments(args: argparse.Namespace, subparser: argparse.ArgumentPa
 def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     # Imported here: the science modules are heavier than the parser, and
     # `aimrepro provenance` must not depend on them.
-    from aimrepro.channels import make_channel
-    from aimrepro.state_evolution import solve_se
+    from aimrepro.paper1.channels import make_channel
+    from aimrepro.paper1.state_evolution import solve_se
 
     channel_params: dict[str, Any] = {"T": args.T}
     if args.channel == "softmax":
@@ -338,7 +338,7 @@ def _check_sgd_arguments(args: argparse.Namespace, subparser: argparse.ArgumentP
 def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     import numpy as np
 
-    from aimrepro.dynamics.sgd import ProblemSpec, SGDRun, SGDSettings
+    from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
 
     try:
         spec = ProblemSpec(args.param, args.link, args.T, args.d, rho=args.rho, beta=args.beta,
@@ -375,10 +375,10 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
 
 
 def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
-    from aimrepro.amp import CHANNEL_LINK, run_on_dataset
-    from aimrepro.channels import make_channel
-    from aimrepro.data import DatasetSpec, sample_dataset
-    from aimrepro.state_evolution import solve_se
+    from aimrepro.paper1.amp import CHANNEL_LINK, run_on_dataset
+    from aimrepro.paper1.channels import make_channel
+    from aimrepro.paper1.data import DatasetSpec, sample_dataset
+    from aimrepro.paper1.state_evolution import solve_se
 
     beta = (1.0 if args.beta is None else args.beta) if args.channel == "softmax" else None
     try:
@@ -395,10 +395,10 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
 
 
 def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
-    from aimrepro.channels import make_channel
-    from aimrepro.data import DatasetSpec, sample_dataset
-    from aimrepro.gd import GDSettings, run_on_dataset
-    from aimrepro.state_evolution import solve_se
+    from aimrepro.paper1.channels import make_channel
+    from aimrepro.paper1.data import DatasetSpec, sample_dataset
+    from aimrepro.paper1.gd import GDSettings, run_on_dataset
+    from aimrepro.paper1.state_evolution import solve_se
 
     try:
         spec = DatasetSpec(link="softmax", T=args.T, rho=args.rho, d=args.d, alpha=args.alpha,
@@ -416,7 +416,7 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
 
 
 def _run_threshold(args: argparse.Namespace) -> int:
-    from aimrepro.grids import alpha_perfect_recovery
+    from aimrepro.paper1.thresholds import alpha_perfect_recovery
 
     _print_json({"rho": args.rho, "T": args.T,
                  "alpha_pr": alpha_perfect_recovery(args.rho, args.T)})
@@ -424,7 +424,7 @@ def _run_threshold(args: argparse.Namespace) -> int:
 
 
 def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
-    from aimrepro.provenance import check_lineage, lineage, render_lineage
+    from aimrepro.records.lineage import check_lineage, lineage, render_lineage
 
     try:
         if args.check:

@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import amp
-from aimrepro.amp import SECorrespondence
-from aimrepro.channels import make_channel
-from aimrepro.data import DatasetSpec, sample_dataset
-from aimrepro.state_evolution import _mmse_any, solve_se
+from aimrepro.paper1 import amp
+from aimrepro.paper1.amp import SECorrespondence
+from aimrepro.paper1.channels import make_channel
+from aimrepro.paper1.data import DatasetSpec, sample_dataset
+from aimrepro.paper1.state_evolution import _mmse_any, solve_se
 
 
 def sensing_matrices(X):

@@ -1,12 +1,12 @@
-"""AMP claims rows (aimrepro.amp_claims): pass/fail logic on synthetic summary tables."""
+"""AMP claims rows (aimrepro.claims.paper1_amp): pass/fail logic on synthetic summary tables."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from aimrepro.amp_claims import paper1_amp_claims
-from aimrepro.channels import make_channel
-from aimrepro.state_evolution import solve_se
+from aimrepro.claims.paper1_amp import paper1_amp_claims
+from aimrepro.paper1.channels import make_channel
+from aimrepro.paper1.state_evolution import solve_se
 
 
 def table(alphas, means, stds, se, *, n_runs=4, n_converged=4, error_max=None, n_diverged=0):

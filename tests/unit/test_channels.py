@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import channels
-from aimrepro.channels import CHANNELS, from_z_scale, make_channel, to_z_scale
+from aimrepro.paper1 import channels
+from aimrepro.paper1.channels import CHANNELS, from_z_scale, make_channel, to_z_scale
 
 ALL = [("softmax", 2), ("softmax", 3), ("softmax", 4), ("hardmax", 2), ("hardmax_paper", 2)]
 

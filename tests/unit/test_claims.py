@@ -1,10 +1,11 @@
-"""aimrepro.claims: claim fragments (TSV) and the merged claims.md."""
+"""aimrepro.claims.table: claim fragments (TSV) and the merged claims.md."""
 
 from __future__ import annotations
 
 import pytest
 
-from aimrepro.claims import ClaimRow, merge_claims, read_claims, render_claims_markdown, write_claims
+from aimrepro.claims.table import (ClaimRow, merge_claims, read_claims, render_claims_markdown,
+                                   write_claims)
 
 ROW = ClaimRow(id="p1-alpha-c", paper="paper1", section="§3.5",
                claim="weak recovery at alphabar_c (rho -> 0)", expected=0.40341,

@@ -1,7 +1,7 @@
 """The ``aimrepro`` command line, run as a user would: in a subprocess.
 
-Tests of ``aimrepro se`` need the science API (``aimrepro.state_evolution``
-and ``aimrepro.channels``); they carry the ``science_api`` skip with the
+Tests of ``aimrepro se`` need the science API (``aimrepro.paper1.state_evolution``
+and ``aimrepro.paper1.channels``); they carry the ``science_api`` skip with the
 reason naming what is missing, so a run shows what is still waiting.
 """
 
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from aimrepro import cli, grids
-from aimrepro.provenance import write_sidecar
+from aimrepro import cli
+from aimrepro.paper1 import thresholds
+from aimrepro.records.sidecars import write_sidecar
 
 from conftest import assert_usage_error, executable, science_api_missing
 
@@ -47,7 +48,7 @@ def test_threshold_prints_alpha_pr(rho, T):
     done = run_script("threshold", "--T", str(T), "--rho", str(rho))
     assert done.returncode == 0, done.stderr
     assert json_lines(done.stdout) == [
-        {"rho": rho, "T": T, "alpha_pr": grids.alpha_perfect_recovery(rho, T)}]
+        {"rho": rho, "T": T, "alpha_pr": thresholds.alpha_perfect_recovery(rho, T)}]
 
 
 def test_threshold_values_of_paper1_section4():
@@ -123,14 +124,14 @@ def test_provenance_of_a_file_without_sidecar(tmp_path):
 
 @needs_science
 def test_channel_names_match_the_registry():
-    from aimrepro.channels import CHANNELS
+    from aimrepro.paper1.channels import CHANNELS
 
     assert set(cli.CHANNEL_NAMES) == set(CHANNELS)
 
 
 @needs_science
 def test_se_softmax_prints_one_json_line_per_alpha_in_increasing_order():
-    alpha_pr = grids.alpha_perfect_recovery(0.5, 2)
+    alpha_pr = thresholds.alpha_perfect_recovery(0.5, 2)
     done = run_script("se", "--channel", "softmax", "--T", "2", "--rho", "0.5",
                       "--alpha", "0.1", "0.02", "0.3")
     assert done.returncode == 0, done.stderr

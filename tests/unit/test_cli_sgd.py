@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from aimrepro import cli
-from aimrepro.dynamics.losses import LINK_NAMES
-from aimrepro.dynamics.sgd import PARAMETRISATIONS
+from aimrepro.paper2.losses import LINK_NAMES
+from aimrepro.paper2.sgd import PARAMETRISATIONS
 
 from conftest import assert_usage_error
 

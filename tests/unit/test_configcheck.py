@@ -1,4 +1,4 @@
-"""aimrepro.configcheck against the pipeline's own schema: one-line messages with the range."""
+"""aimrepro.config against the pipeline's own schema: one-line messages with the range."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aimrepro.configcheck import ConfigError, validate_config
+from aimrepro.config import ConfigError, validate_config
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())

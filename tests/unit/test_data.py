@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import data
-from aimrepro.data import DatasetSpec, dataset_seed, sample_dataset
+from aimrepro.paper1 import data
+from aimrepro.paper1.data import DatasetSpec, dataset_seed, sample_dataset
 from aimrepro.model import apply_link, indices
 
 

@@ -7,15 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.dynamics import claims, experiments
-from aimrepro.dynamics.trajectory import ORDER_NAMES, OrderParameters, Trajectory
-from aimrepro.paper2_figures import (
-    draw_figure2,
-    draw_figure_s1,
-    draw_figure_s2,
-    draw_figure_s3,
-    mean_over_runs,
-)
+from aimrepro.claims import paper2_dynamics
+from aimrepro.paper2 import analysis
+from aimrepro.paper2 import experiments
+from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
+from aimrepro.figures.paper2_dynamics import (draw_figure2, draw_figure_s1, draw_figure_s2,
+                                              draw_figure_s3, mean_over_runs)
 
 
 def synthetic(times, p12, *, t1=0.4, t2=0.4, q22=0.5, d=100, batch=8, dt=0.01,
@@ -59,22 +56,22 @@ def test_theorem1_rows_judge_the_gap():
         return {"d": d, "softmax_mc": 0.1 + gap, "softmax_mc_stderr": 1e-4, "softmax_phi": 0.1,
                 "linear_plain": 2.0 + 1e-4, "linear_plain_stderr": 1e-3, "linear_phi": 2.0}
 
-    rows = {r.id: r for r in claims.theorem1_rows([row(50, -3e-3), row(400, -5e-4)],
+    rows = {r.id: r for r in paper2_dynamics.theorem1_rows([row(50, -3e-3), row(400, -5e-4)],
                                                   ["softmax", "linear"])}
     assert rows["p2-thm1-gap-softmax"].passed
     assert rows["p2-thm1-linear-exact"].passed
-    flat = claims.theorem1_rows([row(50, -1e-3), row(400, -1e-3)], ["softmax"])
+    flat = paper2_dynamics.theorem1_rows([row(50, -1e-3), row(400, -1e-3)], ["softmax"])
     assert not flat[0].passed
 
 
 def test_initial_slope_is_the_linear_coefficient():
     t = np.linspace(0, 0.2, 9)
     run = synthetic(t, 0.3 * t - 0.5 * t ** 2)
-    assert claims.initial_slope(run, window=0.1) == pytest.approx(0.3, rel=1e-9)
+    assert analysis.initial_slope(run, window=0.1) == pytest.approx(0.3, rel=1e-9)
     # a coarse grid widens the window to 5 records
-    assert claims.initial_slope(run, window=0.01) == pytest.approx(0.3, rel=1e-9)
+    assert analysis.initial_slope(run, window=0.01) == pytest.approx(0.3, rel=1e-9)
     with pytest.raises(ValueError, match="need >= 4 records"):
-        claims.initial_slope(synthetic(t[:3], 0.3 * t[:3]), window=0.1)
+        analysis.initial_slope(synthetic(t[:3], 0.3 * t[:3]), window=0.1)
 
 
 def test_weak_recovery_rows_on_synthetic_runs():
@@ -90,7 +87,7 @@ def test_weak_recovery_rows_on_synthetic_runs():
                ("direct", "h3"): [synthetic(t, 0.05 + 0 * t)],
                ("tied", "h1"): [synthetic(t, 0.5 * np.minimum(t, 1))],
                ("direct", "h1"): [synthetic(t, 0.5 * np.minimum(2 * t, 1))]}
-    rows = {r.id: r for r in claims.weak_recovery_rows(scan, figure2, threshold=0.3, eta=0.1,
+    rows = {r.id: r for r in paper2_dynamics.weak_recovery_rows(scan, figure2, threshold=0.3, eta=0.1,
                                                         horizon={"tied": 2.0, "direct": 2.0},
                                                         scan_flows=flows)}
     assert rows["p2-tied-twr-flat-h2"].passed

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aimrepro.dynamics import flows, sgd
-from aimrepro.dynamics.matrices import FactoredMatrix, trace_products
-from aimrepro.dynamics.population import Potential
-from aimrepro.dynamics.trajectory import OrderParameters
+from aimrepro.paper2 import flows
+from aimrepro.paper2 import sgd
+from aimrepro.paper2.matrices import FactoredMatrix, trace_products
+from aimrepro.paper2.population import Potential
+from aimrepro.paper2.trajectory import OrderParameters
 
 
 def test_riccati_case_matches_sgd_at_d200():

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.dynamics import moment_experiments as me
-from aimrepro.dynamics import sgd
-from aimrepro.provenance import read_table, write_table
+from aimrepro.paper2 import moment_experiments as me
+from aimrepro.paper2 import sgd
+from aimrepro.records.tables import read_table, write_table
 
 
 def test_convergence_horizon_and_exponential_rate_on_known_errors():

@@ -8,9 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.dynamics import flows, moments, sgd
-from aimrepro.dynamics.matrices import FactoredMatrix
-from aimrepro.dynamics.population import Potential
+from aimrepro.paper2 import flows
+from aimrepro.paper2 import moments, sgd
+from aimrepro.paper2.matrices import FactoredMatrix
+from aimrepro.paper2.population import Potential
 
 
 def _riccati_spec(d: int, prefactor: float = 1.0) -> sgd.ProblemSpec:

@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.dynamics import population as pop
-from aimrepro.dynamics.losses import LINK_NAMES, MSELoss, make_link
-from aimrepro.dynamics.matrices import DenseMatrix, FactoredMatrix, trace_products
+from aimrepro.paper2 import population as pop
+from aimrepro.paper2.losses import LINK_NAMES, MSELoss, make_link
+from aimrepro.paper2.matrices import DenseMatrix, FactoredMatrix, trace_products
 
 SMOOTH_LINKS = ("linear", "h2", "h3", "softmax")
 #: A generic law: nonzero means (untied), Ω ≠ Ψ (skew parts), correlated indices.

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.dynamics import sgd
-from aimrepro.dynamics.losses import MSELoss, make_link
-from aimrepro.dynamics.matrices import DenseMatrix
-from aimrepro.dynamics.trajectory import Trajectory, first_crossing_time
-from aimrepro.provenance import read_table, write_table
+from aimrepro.paper2 import sgd
+from aimrepro.paper2.losses import MSELoss, make_link
+from aimrepro.paper2.matrices import DenseMatrix
+from aimrepro.paper2.trajectory import Trajectory, first_crossing_time
+from aimrepro.records.tables import read_table, write_table
 
 
 def _batch_loss(student, teacher, loss, X) -> float:

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import gd
-from aimrepro.data import DatasetSpec, sample_dataset
+from aimrepro.paper1 import gd
+from aimrepro.paper1.data import DatasetSpec, sample_dataset
 from aimrepro.model import apply_link, indices, indices_from_factor
 
 

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import gd_claims
-from aimrepro.gd_claims import infinite_average, paper1_gd_claims
-from aimrepro.state_evolution import solve_se
-from aimrepro.channels import make_channel
+from aimrepro.claims import paper1_gd as gd_claims
+from aimrepro.claims.paper1_gd import infinite_average, paper1_gd_claims
+from aimrepro.paper1.state_evolution import solve_se
+from aimrepro.paper1.channels import make_channel
 
 
 def test_the_infinite_average_identity_holds_for_iid_students():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aimrepro.paper1_figures import (GD_AVERAGED_COLOURS, GD_SINGLE_COLOURS, SECurve, diverged_students,
-                                     draw_figure2, gd_marker_series)
+from aimrepro.figures.paper1 import (GD_AVERAGED_COLOURS, GD_SINGLE_COLOURS, SECurve,
+                                     diverged_students, draw_figure2, gd_marker_series)
 
 
 def gd_table(single, averaged, unclean, n_diverged):

@@ -15,7 +15,7 @@ MODULES = sorted(
 
 
 def test_the_package_has_modules():
-    assert "aimrepro.provenance" in MODULES and "aimrepro.cli" in MODULES
+    assert "aimrepro.records" in MODULES and "aimrepro.cli" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,4 +1,4 @@
-"""aimrepro.plotting and aimrepro.paper1_figures: style, unconverged points, saving."""
+"""aimrepro.figures.style and aimrepro.figures.paper1: style, unconverged points, saving."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import plotting
-from aimrepro.paper1_figures import SECurve, draw_figure1, draw_figure2, se_curve_from_table
+from aimrepro.figures import style as plotting
+from aimrepro.figures.paper1 import SECurve, draw_figure1, draw_figure2, se_curve_from_table
 
 META = {"commit": "a" * 40, "dirty": False, "config_hash": "b" * 64, "title": "test figure"}
 

@@ -1,4 +1,4 @@
-"""aimrepro.provenance: atomic writes, tables, sidecars, lineage (DESIGN.md "Provenance sidecar")."""
+"""aimrepro.records: atomic writes, tables, sidecars, lineage (DESIGN.md "Provenance sidecar")."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ import numpy as np
 import pytest
 
 import aimrepro
-from aimrepro import provenance as prov
+from aimrepro.records import files
+from aimrepro.records import lineage
+from aimrepro.records import logs
+from aimrepro.records import sidecars
+from aimrepro.records import tables
 
 T0 = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
 T1 = T0 + dt.timedelta(seconds=2.5)
@@ -34,7 +38,7 @@ def leftovers(directory: Path) -> list[str]:
 
 def test_atomic_write_replaces_the_file_and_leaves_no_temporary(tmp_path):
     target = tmp_path / "sub" / "out.txt"
-    with prov.atomic_write(target) as handle:
+    with files.atomic_write(target) as handle:
         handle.write("new")
     assert target.read_text() == "new"
     assert leftovers(target.parent) == []
@@ -44,7 +48,7 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old")
     with pytest.raises(RuntimeError, match="boom"):
-        with prov.atomic_write(target) as handle:
+        with files.atomic_write(target) as handle:
             handle.write("half-writ")
             raise RuntimeError("boom")
     assert target.read_text() == "old"
@@ -54,7 +58,7 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path):
 def test_atomic_write_failure_creates_nothing(tmp_path):
     target = tmp_path / "never.txt"
     with pytest.raises(KeyError):
-        with prov.atomic_write(target, "wb") as handle:
+        with files.atomic_write(target, "wb") as handle:
             handle.write(b"x")
             raise KeyError("stop")
     assert list(tmp_path.iterdir()) == []
@@ -62,17 +66,17 @@ def test_atomic_write_failure_creates_nothing(tmp_path):
 
 def test_atomic_path_keeps_suffix_and_is_readable_by_others(tmp_path):
     target = tmp_path / "figure.pdf"
-    with prov.atomic_path(target) as tmp:
+    with files.atomic_path(target) as tmp:
         assert tmp.parent == tmp_path and tmp.suffix == ".pdf" and tmp != target
         tmp.write_bytes(b"%PDF")
     assert target.read_bytes() == b"%PDF"
     # mkstemp makes 0600 files; results must get ordinary permissions.
-    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~prov._current_umask()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~files._current_umask()
 
 
 def test_atomic_write_rejects_append_mode(tmp_path):
     with pytest.raises(ValueError, match="mode"):
-        with prov.atomic_write(tmp_path / "x", "a"):
+        with files.atomic_write(tmp_path / "x", "a"):
             pass
 
 
@@ -82,24 +86,24 @@ def test_atomic_write_rejects_append_mode(tmp_path):
 def test_config_hash_is_canonical():
     a = {"scale": "quick", "paper1": {"rhos": [0.1, 0.2], "T": 2}}
     b = {"paper1": {"T": 2, "rhos": [0.1, 0.2]}, "scale": "quick"}
-    assert prov.config_hash(a) == prov.config_hash(b)
-    assert len(prov.config_hash(a)) == 64
-    assert prov.config_hash(a) != prov.config_hash({**a, "scale": "paper"})
-    assert prov.config_hash({"x": [0.1, 0.2]}) != prov.config_hash({"x": [0.2, 0.1]})
+    assert sidecars.config_hash(a) == sidecars.config_hash(b)
+    assert len(sidecars.config_hash(a)) == 64
+    assert sidecars.config_hash(a) != sidecars.config_hash({**a, "scale": "paper"})
+    assert sidecars.config_hash({"x": [0.1, 0.2]}) != sidecars.config_hash({"x": [0.2, 0.1]})
 
 
 def test_format_timestamp_is_iso8601_utc():
-    text = prov.format_timestamp(T1)
+    text = sidecars.format_timestamp(T1)
     assert text == "2026-11-30T12:00:02.500Z"
     assert dt.datetime.fromisoformat(text.replace("Z", "+00:00")) == T1
     with pytest.raises(ValueError, match="timezone"):
-        prov.format_timestamp(dt.datetime(2026, 1, 1))
+        sidecars.format_timestamp(dt.datetime(2026, 1, 1))
 
 
 def test_file_sha256(tmp_path):
     path = tmp_path / "f"
     path.write_bytes(b"abc")
-    assert prov.file_sha256(path) == hashlib.sha256(b"abc").hexdigest()
+    assert files.file_sha256(path) == hashlib.sha256(b"abc").hexdigest()
 
 
 # --- git state -------------------------------------------------------------------
@@ -109,31 +113,31 @@ def test_file_sha256(tmp_path):
 def test_git_state_reports_commit_and_dirty_flag(tmp_path):
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@invalid", "-c", "commit.gpgsign=false"]
     subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
-    assert prov.git_state(tmp_path) == {"commit": "unknown", "dirty": None}  # no commit yet
+    assert sidecars.git_state(tmp_path) == {"commit": "unknown", "dirty": None}  # no commit yet
     (tmp_path / "a.py").write_text("x = 1\n")
     subprocess.run([*git, "add", "a.py"], cwd=tmp_path, check=True)
     subprocess.run([*git, "commit", "-qm", "one"], cwd=tmp_path, check=True)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True,
                           text=True, check=True).stdout.strip()
-    assert prov.git_state(tmp_path) == {"commit": head, "dirty": False}
+    assert sidecars.git_state(tmp_path) == {"commit": head, "dirty": False}
     (tmp_path / "a.py").write_text("x = 2\n")
-    assert prov.git_state(tmp_path) == {"commit": head, "dirty": True}
+    assert sidecars.git_state(tmp_path) == {"commit": head, "dirty": True}
 
 
 def test_git_state_outside_a_repository(tmp_path):
-    assert prov.git_state(tmp_path / "missing-dir") == {"commit": "unknown", "dirty": None}
+    assert sidecars.git_state(tmp_path / "missing-dir") == {"commit": "unknown", "dirty": None}
 
 
 # --- sidecars --------------------------------------------------------------------
 
 
 def test_sidecar_path_is_same_directory_same_stem():
-    assert prov.sidecar_path("results/q/se/x/alpha_log_0.03_10_n24.csv") == Path(
+    assert sidecars.sidecar_path("results/q/se/x/alpha_log_0.03_10_n24.csv") == Path(
         "results/q/se/x/alpha_log_0.03_10_n24.json")
-    assert prov.sidecar_path("figures/quick/paper1_fig1.pdf") == Path(
+    assert sidecars.sidecar_path("figures/quick/paper1_fig1.pdf") == Path(
         "figures/quick/paper1_fig1.json")
     with pytest.raises(ValueError):
-        prov.sidecar_path("x.json")
+        sidecars.sidecar_path("x.json")
 
 
 def make_result(tmp_path: Path):
@@ -150,7 +154,7 @@ def test_write_sidecar_records_every_required_field(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)  # pytest may run inside a Slurm job
     data, code, result = make_result(tmp_path)
-    side = prov.write_sidecar(
+    side = sidecars.write_sidecar(
         "result.csv", rule="se_curve",
         params={"rho": float("inf"), "n": np.int64(4), "grid": np.array([0.5, 1.0]),
                 "ok": np.bool_(True)},
@@ -160,7 +164,7 @@ def test_write_sidecar_records_every_required_field(tmp_path, monkeypatch):
     )
     assert side == Path("result.json")
     record = json.loads((tmp_path / "result.json").read_text())
-    assert record["schema"] == prov.SIDECAR_SCHEMA
+    assert record["schema"] == sidecars.SIDECAR_SCHEMA
     assert record["outputs"] == {"result.csv": sha(result)}
     assert record["rule"] == "se_curve"
     assert record["params"] == {"rho": "inf", "n": 4, "grid": [0.5, 1.0], "ok": True}
@@ -182,7 +186,7 @@ def test_write_sidecar_records_the_slurm_job_it_ran_in(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     make_result(tmp_path)
     monkeypatch.setenv("SLURM_JOB_ID", "4711")
-    prov.write_sidecar("result.csv", rule="se_curve", params={}, inputs=[], code=[],
+    sidecars.write_sidecar("result.csv", rule="se_curve", params={}, inputs=[], code=[],
                        diagnostics={}, started=T0, ended=T1)
     assert json.loads((tmp_path / "result.json").read_text())["slurm_job_id"] == "4711"
 
@@ -191,31 +195,31 @@ def test_write_sidecar_for_several_outputs_and_errors(tmp_path):
     pdf, png = tmp_path / "fig.pdf", tmp_path / "fig.png"
     pdf.write_bytes(b"pdf")
     png.write_bytes(b"png")
-    side = prov.write_sidecar([pdf, png], rule="fig", params={}, inputs=[], code=[],
+    side = sidecars.write_sidecar([pdf, png], rule="fig", params={}, inputs=[], code=[],
                               diagnostics={}, started=T0, ended=T1)
     assert side == tmp_path / "fig.json"
     assert set(json.loads(side.read_text())["outputs"]) == {str(pdf), str(png)}
     other = tmp_path / "other.png"
     other.write_bytes(b"x")
     with pytest.raises(ValueError, match="same directory and stem"):
-        prov.write_sidecar([pdf, other], rule="fig", params={}, inputs=[], code=[],
+        sidecars.write_sidecar([pdf, other], rule="fig", params={}, inputs=[], code=[],
                            diagnostics={}, started=T0, ended=T1)
     with pytest.raises(ValueError, match="before"):
-        prov.write_sidecar(pdf, rule="fig", params={}, inputs=[], code=[],
+        sidecars.write_sidecar(pdf, rule="fig", params={}, inputs=[], code=[],
                            diagnostics={}, started=T1, ended=T0)
     with pytest.raises(TypeError, match="cannot record"):
-        prov.write_sidecar(pdf, rule="fig", params={"bad": object()}, inputs=[], code=[],
+        sidecars.write_sidecar(pdf, rule="fig", params={"bad": object()}, inputs=[], code=[],
                            diagnostics={}, started=T0, ended=T1)
 
 
 def test_read_sidecar_from_result_or_sidecar(tmp_path):
     _, _, result = make_result(tmp_path)
-    prov.write_sidecar(result, rule="r", params={}, inputs=[], code=[], diagnostics={},
+    sidecars.write_sidecar(result, rule="r", params={}, inputs=[], code=[], diagnostics={},
                        started=T0, ended=T1)
-    assert prov.read_sidecar(result) == prov.read_sidecar(tmp_path / "result.json")
+    assert sidecars.read_sidecar(result) == sidecars.read_sidecar(tmp_path / "result.json")
     (tmp_path / "foreign.json").write_text('{"schema": "other"}')
     with pytest.raises(ValueError, match="not an aimrepro sidecar"):
-        prov.read_sidecar(tmp_path / "foreign.json")
+        sidecars.read_sidecar(tmp_path / "foreign.json")
 
 
 # --- lineage ---------------------------------------------------------------------
@@ -228,7 +232,7 @@ def build_chain(root: Path) -> None:
     (root / "raw.txt").write_text("raw\n")
     (root / "code.py").write_text("pass\n")
     (root / "results" / "curve.csv").write_text("x\n1\n")
-    prov.write_sidecar(root / "results" / "curve.csv", rule="se_curve", params={},
+    sidecars.write_sidecar(root / "results" / "curve.csv", rule="se_curve", params={},
                        inputs=[root / "raw.txt"], code=[root / "code.py"],
                        diagnostics={"converged": True, "n_points": 1, "n_unconverged": 0},
                        started=T0, ended=T1)
@@ -241,25 +245,25 @@ def test_lineage_follows_inputs_and_renders(tmp_path, monkeypatch):
     monkeypatch.setenv("SLURM_JOB_ID", "42")  # the curve is made in Slurm job 42 ...
     build_chain(Path("."))
     monkeypatch.delenv("SLURM_JOB_ID")  # ... the figure outside Slurm
-    prov.write_sidecar(["figures/fig.pdf", "figures/fig.png"], rule="fig", params={},
+    sidecars.write_sidecar(["figures/fig.pdf", "figures/fig.png"], rule="fig", params={},
                        inputs=["results/curve.csv"], code=["code.py"], diagnostics={},
                        started=T0, ended=T1)
-    tree = prov.lineage("figures/fig.pdf")
+    tree = lineage.lineage("figures/fig.pdf")
     assert tree.status == "ok" and tree.sidecar["rule"] == "fig"
     [curve] = tree.children
     assert curve.path == "results/curve.csv" and curve.status == "ok"
     [raw] = curve.children
     assert raw.status == "no sidecar" and raw.children == []
-    text = prov.render_lineage(tree)
+    text = lineage.render_lineage(tree)
     lines = text.splitlines()
     assert lines[0].startswith("figures/fig.pdf  (rule fig")
     assert lines[1].startswith("└── results/curve.csv  (rule se_curve")
     assert "converged=True (1/1 points)" in lines[1]
     assert "slurm job 42" in lines[1] and "slurm job" not in lines[0]
     assert lines[2].startswith("    └── raw.txt") and "[no sidecar]" in lines[2]
-    assert "code code.py" in prov.render_lineage(tree, show_code=True)
+    assert "code code.py" in lineage.render_lineage(tree, show_code=True)
     # The sidecar itself is an accepted starting point.
-    assert prov.lineage("figures/fig.json").children[0].path == "results/curve.csv"
+    assert lineage.lineage("figures/fig.json").children[0].path == "results/curve.csv"
 
 
 def test_lineage_resolves_in_a_moved_copy(tmp_path, monkeypatch):
@@ -267,13 +271,13 @@ def test_lineage_resolves_in_a_moved_copy(tmp_path, monkeypatch):
     original.mkdir()
     monkeypatch.chdir(original)
     build_chain(Path("."))
-    prov.write_sidecar("figures/fig.pdf", rule="fig", params={}, inputs=["results/curve.csv"],
+    sidecars.write_sidecar("figures/fig.pdf", rule="fig", params={}, inputs=["results/curve.csv"],
                        code=[], diagnostics={}, started=T0, ended=T1)
     moved = tmp_path / "moved"
     shutil.copytree(original, moved)
     shutil.rmtree(original)
     monkeypatch.chdir(tmp_path)
-    tree = prov.lineage(moved / "figures" / "fig.pdf")
+    tree = lineage.lineage(moved / "figures" / "fig.pdf")
     assert tree.children[0].resolved == (moved / "results" / "curve.csv").resolve()
     assert tree.children[0].status == "ok"
 
@@ -282,21 +286,21 @@ def test_lineage_flags_modified_changed_and_missing_files(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     build_chain(Path("."))
     Path("other.csv").write_text("o\n")
-    prov.write_sidecar("figures/fig.pdf", rule="fig", params={},
+    sidecars.write_sidecar("figures/fig.pdf", rule="fig", params={},
                        inputs=["results/curve.csv", "other.csv"], code=[], diagnostics={},
                        started=T0, ended=T1)
     Path("results/curve.csv").write_text("x\n2\n")  # edited after both sidecars
     Path("other.csv").unlink()
-    tree = prov.lineage("figures/fig.pdf")
+    tree = lineage.lineage("figures/fig.pdf")
     statuses = {child.path: child.status for child in tree.children}
     assert statuses == {"results/curve.csv": "changed since use", "other.csv": "missing"}
-    assert prov.lineage("results/curve.csv").status == "modified"
-    assert "[missing]" in prov.render_lineage(tree)
+    assert lineage.lineage("results/curve.csv").status == "modified"
+    assert "[missing]" in lineage.render_lineage(tree)
 
 
 def test_lineage_of_a_missing_file_raises(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file"):
-        prov.lineage(tmp_path / "nothing.pdf")
+        lineage.lineage(tmp_path / "nothing.pdf")
 
 
 # --- tables ----------------------------------------------------------------------
@@ -312,10 +316,10 @@ def test_table_round_trip_keeps_types_and_special_values(tmp_path):
         "iterations": np.array([3, 10_000, 0]),
     }
     path = tmp_path / "t.csv"
-    prov.write_table(path, columns)
+    tables.write_table(path, columns)
     assert path.read_text().splitlines()[0] == "alphabar,alpha,mmse,residual,converged,iterations"
     assert "true" in path.read_text() and "nan" in path.read_text()
-    back = prov.read_table(path)
+    back = tables.read_table(path)
     assert list(back) == list(columns)
     assert back["converged"].dtype == bool and back["iterations"].dtype == np.int64
     for name, values in columns.items():
@@ -324,13 +328,13 @@ def test_table_round_trip_keeps_types_and_special_values(tmp_path):
 
 def test_write_table_rejects_bad_columns(tmp_path):
     with pytest.raises(ValueError, match="equal length"):
-        prov.write_table(tmp_path / "t.csv", {"a": [1.0, 2.0], "b": [1.0]})
+        tables.write_table(tmp_path / "t.csv", {"a": [1.0, 2.0], "b": [1.0]})
     with pytest.raises(ValueError, match="at least one column"):
-        prov.write_table(tmp_path / "t.csv", {})
+        tables.write_table(tmp_path / "t.csv", {})
     with pytest.raises(ValueError, match="column names"):
-        prov.write_table(tmp_path / "t.csv", {"a,b": [1.0]})
+        tables.write_table(tmp_path / "t.csv", {"a,b": [1.0]})
     with pytest.raises(TypeError, match="unsupported dtype"):
-        prov.write_table(tmp_path / "t.csv", {"s": np.array(["x"])})
+        tables.write_table(tmp_path / "t.csv", {"s": np.array(["x"])})
     assert not (tmp_path / "t.csv").exists()
 
 
@@ -338,10 +342,10 @@ def test_read_table_reports_ragged_and_non_numeric_rows(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a,b\n1,2\n3\n")
     with pytest.raises(ValueError, match=":3: 1 cells"):
-        prov.read_table(path)
+        tables.read_table(path)
     path.write_text("a\nfoo\n")
     with pytest.raises(ValueError, match="not numeric"):
-        prov.read_table(path)
+        tables.read_table(path)
 
 
 # --- logging ---------------------------------------------------------------------
@@ -351,21 +355,21 @@ def test_capture_log_records_messages_stderr_and_failures(tmp_path):
     import sys
 
     log = tmp_path / "logs" / "job.log"
-    with prov.capture_log(log) as logger:
+    with logs.capture_log(log) as logger:
         logger.info("progress 1")
-        logging.getLogger("aimrepro.state_evolution").info("iteration 3")
+        logging.getLogger("aimrepro.paper1.state_evolution").info("iteration 3")
         print("to stderr", file=sys.stderr)
     text = log.read_text()
     assert "progress 1" in text and "iteration 3" in text and "to stderr" in text
     with pytest.raises(ZeroDivisionError):
-        with prov.capture_log(log):
+        with logs.capture_log(log):
             1 / 0  # noqa: B018
     assert "step failed" in log.read_text() and "ZeroDivisionError" in log.read_text()
 
 
 def test_capture_log_keeps_third_party_info_out(tmp_path):
     log = tmp_path / "job.log"
-    with prov.capture_log(log):
+    with logs.capture_log(log):
         logging.getLogger("fontTools.subset").info("glyph chatter")
         logging.getLogger("fontTools.subset").warning("a real problem")
     text = log.read_text()
@@ -378,9 +382,9 @@ def test_capture_log_keeps_third_party_info_out(tmp_path):
 def test_verify_input_returns_the_hash_of_an_intact_result(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     build_chain(Path("."))
-    assert prov.verify_input("results/curve.csv") == prov.file_sha256("results/curve.csv")
+    assert sidecars.verify_input("results/curve.csv") == files.file_sha256("results/curve.csv")
     # a raw input without a sidecar is only hashed
-    assert prov.verify_input("raw.txt") == prov.file_sha256("raw.txt")
+    assert sidecars.verify_input("raw.txt") == files.file_sha256("raw.txt")
 
 
 @pytest.mark.parametrize("damage", ["truncate", "drop_last_row"])
@@ -390,8 +394,8 @@ def test_verify_input_refuses_a_damaged_result_in_one_line(tmp_path, monkeypatch
     table = Path("results/curve.csv")
     text = table.read_text()
     table.write_text(text[:3] if damage == "truncate" else text.rsplit("\n", 2)[0] + "\n")
-    with pytest.raises(prov.DamagedInputError) as caught:
-        prov.verify_input(table)
+    with pytest.raises(sidecars.DamagedInputError) as caught:
+        sidecars.verify_input(table)
     message = str(caught.value)
     assert "\n" not in message
     assert "results/curve.csv" in message and "delete" in message and "rerun" in message
@@ -407,13 +411,13 @@ def test_verify_input_refuses_a_result_whose_sidecar_is_malformed(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     build_chain(Path("."))
     Path("results/curve.json").write_text(sidecar_text)
-    with pytest.raises(prov.DamagedInputError, match="curve.csv"):
-        prov.verify_input("results/curve.csv")
+    with pytest.raises(sidecars.DamagedInputError, match="curve.csv"):
+        sidecars.verify_input("results/curve.csv")
 
 
 def figure_chain(root: Path) -> None:
     build_chain(root)
-    prov.write_sidecar([root / "figures/fig.pdf", root / "figures/fig.png"], rule="fig", params={},
+    sidecars.write_sidecar([root / "figures/fig.pdf", root / "figures/fig.png"], rule="fig", params={},
                        inputs=[root / "results/curve.csv"], code=[root / "code.py"],
                        diagnostics={}, started=T0, ended=T1)
 
@@ -422,12 +426,12 @@ def test_check_lineage_passes_an_intact_lineage_and_names_every_difference(tmp_p
     monkeypatch.chdir(tmp_path)
     figure_chain(Path("."))
     # raw.txt has no sidecar: nothing vouches for it, so even an intact tree reports it
-    intact = prov.check_lineage("figures/fig.pdf")
+    intact = lineage.check_lineage("figures/fig.pdf")
     assert intact.problems == ["raw.txt: no sidecar"]
     assert intact.n_files == 3 and intact.n_code_files == 1
     Path("code.py").write_text("pass  # edited\n")
     Path("results/curve.csv").write_text("x\n2\n")
-    problems = prov.check_lineage("figures/fig.pdf").problems
+    problems = lineage.check_lineage("figures/fig.pdf").problems
     assert "figures/fig.pdf: code code.py: changed" in problems
     assert "results/curve.csv: changed since use" in problems
     assert "results/curve.csv: code code.py: changed" in problems
@@ -438,16 +442,16 @@ def test_check_lineage_reports_malformed_records_cycles_and_devices(tmp_path, mo
     figure_chain(Path("."))
     record = json.loads(Path("results/curve.json").read_text())
     # a cycle: the curve lists the figure, which lists the curve
-    record["inputs"] = {"figures/fig.pdf": prov.file_sha256("figures/fig.pdf"), "/dev/zero": "0" * 64}
+    record["inputs"] = {"figures/fig.pdf": files.file_sha256("figures/fig.pdf"), "/dev/zero": "0" * 64}
     Path("results/curve.json").write_text(json.dumps(record))
-    problems = prov.check_lineage("figures/fig.pdf").problems
+    problems = lineage.check_lineage("figures/fig.pdf").problems
     assert "figures/fig.pdf: cycle" in problems
     assert "/dev/zero: not a regular file" in problems
     record["inputs"] = ["raw.txt"]  # a list where a mapping belongs
     Path("results/curve.json").write_text(json.dumps(record))
-    problems = prov.check_lineage("figures/fig.pdf").problems
+    problems = lineage.check_lineage("figures/fig.pdf").problems
     assert problems == ["results/curve.csv: malformed sidecar: 'inputs' is not a mapping of path to sha256"]
-    tree_text = prov.render_lineage(prov.lineage("figures/fig.pdf"))
+    tree_text = lineage.render_lineage(lineage.lineage("figures/fig.pdf"))
     assert "[malformed sidecar" in tree_text
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import spectra
+from aimrepro.paper1 import spectra
 
 # (ρ, Δ) pairs covering one bulk, two bulks, nearly touching bulks, ρ ≥ 1 and large noise
 CASES = [(0.5, 0.3), (0.2, 0.01), (2.0, 1.0), (0.05, 1e-6), (0.5, 1e-8), (0.9, 1e-4),

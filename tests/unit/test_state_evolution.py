@@ -5,9 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro import grids, spectra
-from aimrepro import state_evolution as se
-from aimrepro.channels import make_channel
+from aimrepro.numerics import grids
+from aimrepro.paper1 import thresholds
+from aimrepro.paper1 import spectra
+from aimrepro.paper1 import state_evolution as se
+from aimrepro.paper1.channels import make_channel
 
 SOFTMAX2 = make_channel("softmax", T=2)
 HARDMAX = make_channel("hardmax", T=2)
@@ -22,19 +24,19 @@ def _mmse(points):
                                           (1.0, 0.25), (2.0, 0.25)])
 def test_alpha_pr_table_T2(rho, expected):
     """§4: α_PR(ρ, 2) = min(2ρ − ρ², 1)/4."""
-    assert grids.alpha_perfect_recovery(rho, 2) == pytest.approx(expected, abs=1e-12)
+    assert thresholds.alpha_perfect_recovery(rho, 2) == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("T,expected", [(3, 0.075), (4, 0.75 / 18), (5, 0.75 / 28), (6, 0.01875)])
 def test_alpha_pr_table_rho_half(T, expected):
     """§4 table (printed there as 0.075, 0.0417, 0.0268, 0.0188)."""
-    assert grids.alpha_perfect_recovery(0.5, T) == pytest.approx(expected, abs=1e-12)
+    assert thresholds.alpha_perfect_recovery(0.5, T) == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("rho", [0.1, 0.5, 1.0, 2.0])
 def test_softmax_se_vanishes_exactly_at_alpha_pr(rho):
     """The SE's own threshold is α_PR: MMSE > 0 just below it, = 0 from it on, and → 0 continuously."""
-    apr = grids.alpha_perfect_recovery(rho, 2)
+    apr = thresholds.alpha_perfect_recovery(rho, 2)
     below, close, at, above = se.se_curve(SOFTMAX2, [0.99 * apr, (1 - 1e-6) * apr, apr, 1.2 * apr], rho)
     assert below.mmse > 1e-4
     assert 0 < close.mmse < 1e-3
@@ -134,7 +136,7 @@ def test_root_finder_agrees_with_iteration_from_uninformative_point():
 
 def test_softmax_solution_satisfies_fixed_point_and_reports_diagnostics():
     rho = 0.3
-    alphas = np.linspace(1e-4, grids.alpha_perfect_recovery(rho, 2), 64)
+    alphas = np.linspace(1e-4, thresholds.alpha_perfect_recovery(rho, 2), 64)
     points = se.se_curve(SOFTMAX2, alphas, rho)
     assert all(p.converged for p in points)
     for p in points[:-1]:

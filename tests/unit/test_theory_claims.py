@@ -2,7 +2,7 @@
 
 import pytest
 
-from aimrepro import theory_claims
+from aimrepro.claims import paper1_theory as theory_claims
 
 
 def test_measured_threshold_is_the_solvers_transition():

@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.dynamics import untied_claims as uc
-from aimrepro.dynamics.trajectory import ORDER_NAMES, Trajectory
-from aimrepro.paper2_untied_figures import draw_figure3, draw_figure_s4, draw_figure_s5
+from aimrepro.claims import paper2_untied
+from aimrepro.paper2 import analysis
+from aimrepro.paper2.trajectory import ORDER_NAMES, Trajectory
+from aimrepro.figures.paper2_untied import draw_figure3, draw_figure_s4, draw_figure_s5
 
 
 def _run(d, tau, overlap, mean, *, blew_up=False, flow_mean=None):
@@ -38,25 +39,25 @@ def _s4(d, seed_shift=0.0):
 
 def test_measures_on_synthetic_runs():
     run = _run(100, np.linspace(0, 1, 11), lambda t: -t, lambda t: 0.5 + 0 * t)
-    assert uc.escape_time(run, 0.3) == pytest.approx(0.3)
-    assert math.isnan(uc.escape_time(run, 2.0))
-    assert uc.mean_at(run, 50.0) == pytest.approx(0.5)
-    assert math.isnan(uc.mean_at(run, 101.0))
-    trend = uc.escape_trend({50: [1 + math.log(50)], 200: [1 + math.log(200), math.nan]},
+    assert analysis.escape_time(run, 0.3) == pytest.approx(0.3)
+    assert math.isnan(analysis.escape_time(run, 2.0))
+    assert analysis.mean_at(run, 50.0) == pytest.approx(0.5)
+    assert math.isnan(analysis.mean_at(run, 101.0))
+    trend = paper2_untied.escape_trend({50: [1 + math.log(50)], 200: [1 + math.log(200), math.nan]},
                             horizon=10.0)
     assert trend["n_censored"] == 1 and trend["means"][50] == pytest.approx(1 + math.log(50))
-    exact = uc.escape_trend({50: [2 * math.log(50)] * 2, 100: [2 * math.log(100)] * 2,
+    exact = paper2_untied.escape_trend({50: [2 * math.log(50)] * 2, 100: [2 * math.log(100)] * 2,
                              200: [2 * math.log(200)] * 2}, horizon=10.0)
     assert exact["slope"] == pytest.approx(2.0) and exact["stderr"] == pytest.approx(0, abs=1e-8)
 
 
 def test_collapse_errors_separate_the_two_axes():
     groups = {d: [_s4(d)] for d in (100, 200, 400)}
-    fast = uc.collapse_errors(groups, axis="fast", quantity="mean", window=6.0)
-    wrong = uc.collapse_errors(groups, axis="slow", quantity="mean", window=0.06)
+    fast = paper2_untied.collapse_errors(groups, axis="fast", quantity="mean", window=6.0)
+    wrong = paper2_untied.collapse_errors(groups, axis="slow", quantity="mean", window=0.06)
     assert fast[100] == pytest.approx(1 / 100 - 1 / 400, abs=1e-9)
     assert fast[200] < fast[100] and wrong[100] > 10 * fast[100]
-    slow = uc.collapse_errors(groups, axis="slow", quantity="overlap", window=0.2)
+    slow = paper2_untied.collapse_errors(groups, axis="slow", quantity="overlap", window=0.2)
     assert slow[100] == pytest.approx(0.0, abs=1e-2)
 
 
@@ -84,7 +85,7 @@ def test_untied_claims_pass_on_an_ideal_synthetic_experiment():
           for m2 in (0.0, 1.0, 2.0) for d in (50, 100, 200)}
     figure3 = {link: [_run(100, np.linspace(0, 1.5, 31), lambda t, k=k: np.minimum(t / k, 0.9),
                            lambda t: 0 * t)] for link, k in (("h1", 0.1), ("h2", 1.0), ("h3", 9.0))}
-    rows = uc.paper2_untied_claims(
+    rows = paper2_untied.paper2_untied_claims(
         figure3=figure3, figureS4=s4, figureS4_flows=s4, figureS4_limits=s4[400], s4_link="h2",
         s4_fast_horizon=6.0, s4_horizon=0.2, figureS5=s5, figureS5_flows=s5,
         fast_states=_fast_states(), s5_link="h2", s5_horizon=2.0, s5_fast_horizon=4.0,

@@ -65,7 +65,7 @@ def test_every_simulation_result_has_a_sidecar_and_feeds_the_figures(amp_run):
     run_sidecar = json.loads(runs[0].with_suffix(".json").read_text())
     [data_input] = run_sidecar["inputs"]
     assert data_input.startswith("results/quick/data/") and data_input.endswith(runs[0].name)
-    assert "src/aimrepro/amp.py" in run_sidecar["code"]
+    assert "src/aimrepro/paper1/amp.py" in run_sidecar["code"]
     for summary, figure in ((HARDMAX_DIR, "paper1_fig1"), (SOFTMAX_DIR, "paper1_fig2")):
         table = amp_run / summary / "summary_seeds2.csv"
         assert table.exists() and table.with_suffix(".json").exists()

@@ -58,7 +58,7 @@ def test_every_gd_result_has_a_sidecar_and_feeds_figure_2(gd_run):
         assert sidecar["diagnostics"]["n_diverged"] == 0
         [data_input] = sidecar["inputs"]
         assert data_input.startswith("results/quick/data/softmax_beta1_") and data_input.endswith(path.name)
-        assert "src/aimrepro/gd.py" in sidecar["code"]
+        assert "src/aimrepro/paper1/gd.py" in sidecar["code"]
         assert sidecar["params"]["solver_settings"]["steps"] == 60
         with np.load(path) as archive:
             assert archive["loss_curve"].shape == (3, 61) and archive["W_first"].shape == (12, 6)

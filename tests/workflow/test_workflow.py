@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aimrepro.plotting import read_figure_metadata
+from aimrepro.figures.style import read_figure_metadata
 
 from conftest import (CLUSTER_JOBS, CLUSTER_TARGET, cluster_tiny_config, copy_repository,
                       executable, run_snakemake, science_api_missing)
@@ -155,7 +155,7 @@ def test_tiny_run_se_sidecars_hold_parameters_and_solver_diagnostics(tiny_run):
     assert {"converged", "n_points", "n_unconverged", "max_iterations",
             "max_residual"} <= set(sidecar["diagnostics"])
     assert sidecar["inputs"] == {}
-    assert "src/aimrepro/state_evolution.py" in sidecar["code"]
+    assert "src/aimrepro/paper1/state_evolution.py" in sidecar["code"]
     assert "workflow/scripts/se_curve.py" in sidecar["code"]
 
 
@@ -268,14 +268,14 @@ def _planned_after_edit(repo, relative):
 def test_editing_a_science_module_reruns_the_curves_that_use_it(tiny_run):
     # DESIGN.md "Reruns": code inputs make an SE edit rerun the SE, its figures and
     # the theory claims that call it.
-    rules = _planned_after_edit(tiny_run, "src/aimrepro/state_evolution.py")
+    rules = _planned_after_edit(tiny_run, "src/aimrepro/paper1/state_evolution.py")
     assert rules.count("se_curve") == 7
     assert {"paper1_fig1", "paper1_fig2", "claims_paper1_theory", "claims"} <= set(rules)
 
 
 @needs_science
 def test_editing_the_plotting_code_reruns_only_the_figures(tiny_run):
-    rules = _planned_after_edit(tiny_run, "src/aimrepro/plotting.py")
+    rules = _planned_after_edit(tiny_run, "src/aimrepro/figures/style.py")
     assert sorted(rules) == ["all", "paper1_fig1", "paper1_fig2"]
 
 

@@ -70,7 +70,7 @@ def test_tiny_moment_figures_run_end_to_end(tmp_path):
     for table in tables:
         sidecar = json.loads(table.with_suffix(".json").read_text())
         assert sidecar["diagnostics"]["converged"], table
-        assert "src/aimrepro/dynamics/moments.py" in sidecar["code"]
+        assert "src/aimrepro/paper2/moments.py" in sidecar["code"]
     exact = sorted((workdir / "results/quick/theory/riccati").glob("*/*.csv"))
     runs = sorted((workdir / "results/quick/sgd").glob("*_c1_d20/*.csv"))
     assert len(exact) == len(runs) == 2

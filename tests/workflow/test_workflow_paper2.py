@@ -83,7 +83,7 @@ def test_tiny_paper2_run_writes_results_with_sidecars(tiny_paper2_run):
         assert {"blew_up", "cpu_seconds", "weak_recovery_time", "n_steps"} <= set(
             sidecar["diagnostics"])
         assert sidecar["seed"] in (0, 1)
-        assert "src/aimrepro/dynamics/sgd.py" in sidecar["code"]
+        assert "src/aimrepro/paper2/sgd.py" in sidecar["code"]
     flows = sorted((root / "results/quick/theory").glob("*_flow/*/*.csv"))
     assert len(flows) == 8 + 8  # one per SGD replicate of Figure 2 and of S3
     for flow in flows:

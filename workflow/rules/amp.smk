@@ -72,7 +72,7 @@ def _sequences(wildcards):
 
 
 rule aim_dataset:
-    """One AIM dataset: teacher W, training and test tokens and labels (aimrepro.data)."""
+    """One AIM dataset: teacher W, training and test tokens and labels (aimrepro.paper1.data)."""
     input:
         code=script_code("aim_dataset.py"),
     output:

@@ -10,7 +10,8 @@ import os
 import sys
 from pathlib import Path
 
-from aimrepro import grids as grids_module
+from aimrepro.numerics import grids as grids_module
+from aimrepro.paper1.thresholds import n_softmax_measurements
 
 SCALE = config["scale"]
 
@@ -131,10 +132,10 @@ def curve_paths(curves):
 #   results/{scale}/amp/hardmax_paper_T2_rho0.5_d100/alpha0.312_seed3.npz
 #   results/{scale}/amp/hardmax_T2_rho0.5_d100/summary_seeds16.csv
 # "seed" in a path is the index of the draw; its random numbers come from the
-# config's `seed` and the dataset's parameters (aimrepro.data.dataset_seed).
+# config's `seed` and the dataset's parameters (aimrepro.paper1.data.dataset_seed).
 # ---------------------------------------------------------------------------
 
-from aimrepro.data import link_token
+from aimrepro.paper1.data import link_token
 
 
 
@@ -271,7 +272,7 @@ def figure2_gd_curves(scale):
     seeds = list(range(int(size["seeds"])))
     curves = []
     for T in plan["Ts"]:
-        measurements = grids_module.n_softmax_measurements(T)
+        measurements = n_softmax_measurements(T)
         alphas = [float(fmt_number(a)) for a in picked
                   if size.get("alphaT_max") is None or a * measurements <= size["alphaT_max"]]
         if not alphas:

@@ -4,7 +4,7 @@ Every workflow script runs its body inside :func:`run_job`, which
 
 * checks every data input against its sidecar before the body runs, and
   stops the job with one line naming a damaged input and the remedy
-  (``aimrepro.provenance.verify_input``);
+  (``aimrepro.records.sidecars.verify_input``);
 * sends logging, warnings and stderr to the job's log file (``log:`` of
   the rule), records the start time, and removes the temporary files a
   killed earlier attempt at its outputs left behind;
@@ -34,8 +34,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aimrepro.provenance import (DamagedInputError, capture_log, config_hash, git_state,
-                                 remove_stale_temporaries, utc_now, verify_input, write_sidecar)
+from aimrepro.records.sidecars import (DamagedInputError, config_hash, git_state, utc_now,
+                                       verify_input, write_sidecar)
+from aimrepro.records.logs import capture_log
+from aimrepro.records.files import remove_stale_temporaries
 
 HELPER_DIR = Path(__file__).resolve().parent
 
@@ -97,7 +99,7 @@ class Job:
         """Save ``fig`` to ``output.pdf`` and ``output.png`` with the provenance metadata embedded."""
         # Imported here, not at the top: matplotlib would add about a second of
         # start-up to every job that draws nothing.
-        from aimrepro.plotting import save_figure
+        from aimrepro.figures.style import save_figure
 
         git = git_state()
         save_figure(fig, self.smk.output.pdf, self.smk.output.png, metadata={
@@ -110,7 +112,7 @@ class Job:
         Every ``claims_*`` rule ends here, so each fragment's sidecar carries
         the same diagnostics (``n_claims``, ``n_failed``).
         """
-        from aimrepro.claims import write_claims
+        from aimrepro.claims.table import write_claims
 
         rows = list(rows)
         write_claims(self.smk.output.table, rows)

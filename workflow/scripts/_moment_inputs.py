@@ -6,11 +6,11 @@ Riccati closed form) and its truncation table (``truncations_path``), as
 planned by moments.smk.
 """
 
-from aimrepro.dynamics.moment_experiments import population_loss, read_truncations
-from aimrepro.dynamics.population import Potential
-from aimrepro.dynamics.sgd import ProblemSpec
-from aimrepro.dynamics.trajectory import Trajectory
-from aimrepro.provenance import read_table
+from aimrepro.paper2.moment_experiments import population_loss, read_truncations
+from aimrepro.paper2.population import Potential
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.paper2.trajectory import Trajectory
+from aimrepro.records.tables import read_table
 
 
 def load_replicates(runs, reference_key):

@@ -1,7 +1,7 @@
 """Loading the untied runs a figure or claims rule names (untied.smk), grouped by a key."""
 
-from aimrepro.dynamics.trajectory import Trajectory
-from aimrepro.provenance import read_table
+from aimrepro.paper2.trajectory import Trajectory
+from aimrepro.records.tables import read_table
 
 
 def load_groups(runs, key, path="path"):

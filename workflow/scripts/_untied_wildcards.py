@@ -4,7 +4,7 @@ Shared by the scripts of rules untied_sgd_run and untied_theory, which read
 the same wildcards.
 """
 
-from aimrepro.dynamics.sgd import ProblemSpec, fast_slow_record_times
+from aimrepro.paper2.sgd import ProblemSpec, fast_slow_record_times
 
 
 def untied_spec(wc) -> ProblemSpec:

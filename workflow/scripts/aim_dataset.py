@@ -1,12 +1,13 @@
 """Rule aim_dataset: one AIM dataset (teacher, training and test sequences) -> .npz + sidecar.
 
 Wildcards name the dataset (common.smk: dataset_path); the science is
-``aimrepro.data.sample_dataset``.
+``aimrepro.paper1.data.sample_dataset``.
 """
 
 from _job import run_job
 
-from aimrepro.data import DatasetSpec, dataset_bytes, dataset_seed, parse_link_token, sample_dataset, save_dataset
+from aimrepro.paper1.data import (DatasetSpec, dataset_bytes, dataset_seed, parse_link_token,
+                                  sample_dataset, save_dataset)
 
 
 def main(smk) -> None:

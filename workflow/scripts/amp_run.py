@@ -1,12 +1,12 @@
 """Rule amp_run: GAMP-RIE of one channel on one dataset -> .npz (summary, trace, S_hat) + sidecar.
 
-The science is ``aimrepro.amp.run_on_dataset``; every tenth iteration is logged.
+The science is ``aimrepro.paper1.amp.run_on_dataset``; every tenth iteration is logged.
 """
 
 from _job import run_job
 
-from aimrepro.amp import run_on_dataset, save_run
-from aimrepro.data import load_dataset, parse_link_token
+from aimrepro.paper1.amp import run_on_dataset, save_run
+from aimrepro.paper1.data import load_dataset, parse_link_token
 
 
 def main(smk) -> None:

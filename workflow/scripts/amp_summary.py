@@ -1,13 +1,13 @@
 """Rule amp_summary: AMP runs of one curve -> mean and std per alpha (CSV) + sidecar.
 
-The science is ``aimrepro.amp.summary_table``; the runs come in the order of
+The science is ``aimrepro.paper1.amp.summary_table``; the runs come in the order of
 the curve's alphas and seeds (common.smk: figure1/figure2_amp_curves).
 """
 
 from _job import run_job, runs_per_alpha
 
-from aimrepro.amp import load_run_summary, summary_table
-from aimrepro.provenance import write_table
+from aimrepro.paper1.amp import load_run_summary, summary_table
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -2,8 +2,9 @@
 
 from _job import run_job
 
-from aimrepro.claims import merge_claims, render_claims_markdown
-from aimrepro.provenance import atomic_write, git_state
+from aimrepro.claims.table import merge_claims, render_claims_markdown
+from aimrepro.records.files import atomic_write
+from aimrepro.records.sidecars import git_state
 
 
 def main(smk) -> None:

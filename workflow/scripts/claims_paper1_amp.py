@@ -1,12 +1,12 @@
 """Rule claims_paper1_amp: paper 1's AMP claims as measured numbers -> TSV fragment + sidecar.
 
-Reads the AMP summaries; the measurements are ``aimrepro.amp_claims.paper1_amp_claims``.
+Reads the AMP summaries; the measurements are ``aimrepro.claims.paper1_amp.paper1_amp_claims``.
 """
 
 from _job import run_job
 
-from aimrepro.amp_claims import paper1_amp_claims
-from aimrepro.provenance import read_table
+from aimrepro.claims.paper1_amp import paper1_amp_claims
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

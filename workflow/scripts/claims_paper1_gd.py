@@ -1,12 +1,12 @@
 """Rule claims_paper1_gd: paper 1's GD claims as measured numbers -> TSV fragment + sidecar.
 
-Reads the GD summaries; the measurements are ``aimrepro.gd_claims.paper1_gd_claims``.
+Reads the GD summaries; the measurements are ``aimrepro.claims.paper1_gd.paper1_gd_claims``.
 """
 
 from _job import run_job
 
-from aimrepro.gd_claims import paper1_gd_claims
-from aimrepro.provenance import read_table
+from aimrepro.claims.paper1_gd import paper1_gd_claims
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

@@ -1,11 +1,11 @@
 """Rule claims_paper1_theory: paper 1's theory claims as measured numbers -> TSV fragment + sidecar.
 
-The measurements are ``aimrepro.theory_claims.paper1_theory_claims``.
+The measurements are ``aimrepro.claims.paper1_theory.paper1_theory_claims``.
 """
 
 from _job import run_job
 
-from aimrepro.theory_claims import paper1_theory_claims
+from aimrepro.claims.paper1_theory import paper1_theory_claims
 
 
 def main(smk) -> None:

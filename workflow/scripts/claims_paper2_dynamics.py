@@ -1,13 +1,13 @@
 """Rule claims_paper2_dynamics: paper 2's landscape and weak-recovery claims -> TSV fragment + sidecar.
 
-The measurements are ``aimrepro.dynamics.claims.paper2_dynamics_claims``.
+The measurements are ``aimrepro.claims.paper2_dynamics.paper2_dynamics_claims``.
 """
 
 from _job import run_job
 
-from aimrepro.dynamics.claims import paper2_dynamics_claims
-from aimrepro.dynamics.trajectory import Trajectory
-from aimrepro.provenance import read_table
+from aimrepro.claims.paper2_dynamics import paper2_dynamics_claims
+from aimrepro.paper2.trajectory import Trajectory
+from aimrepro.records.tables import read_table
 
 
 def _load(runs, key, path="path"):

@@ -1,13 +1,13 @@
 """Rule claims_paper2_moments: the moment-hierarchy claims of paper 2 -> TSV fragment + sidecar.
 
-The measurements are ``aimrepro.dynamics.moment_claims.paper2_moments_claims``.
+The measurements are ``aimrepro.claims.paper2_moments.paper2_moments_claims``.
 """
 
 from _job import run_job
 from _moment_inputs import load_replicates
 
-from aimrepro.dynamics.moment_claims import paper2_moments_claims
-from aimrepro.provenance import read_table
+from aimrepro.claims.paper2_moments import paper2_moments_claims
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

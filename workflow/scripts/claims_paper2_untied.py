@@ -1,13 +1,13 @@
 """Rule claims_paper2_untied: paper 2's untied-attention claims -> TSV fragment + sidecar.
 
-The measurements are ``aimrepro.dynamics.untied_claims.paper2_untied_claims``.
+The measurements are ``aimrepro.claims.paper2_untied.paper2_untied_claims``.
 """
 
 from _job import run_job
 from _untied_tables import load_groups
 
-from aimrepro.dynamics.untied_claims import paper2_untied_claims
-from aimrepro.provenance import read_table
+from aimrepro.claims.paper2_untied import paper2_untied_claims
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

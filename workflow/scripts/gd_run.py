@@ -1,13 +1,13 @@
 """Rule gd_run: K tied students trained by Adam on one dataset -> .npz (errors, losses, curves, W) + sidecar.
 
-The science is ``aimrepro.gd.run_on_dataset``; the loss is logged every 100 steps.
+The science is ``aimrepro.paper1.gd.run_on_dataset``; the loss is logged every 100 steps.
 """
 
 import numpy as np
 from _job import run_job
 
-from aimrepro.data import load_dataset
-from aimrepro.gd import GDSettings, run_on_dataset, save_run
+from aimrepro.paper1.data import load_dataset
+from aimrepro.paper1.gd import GDSettings, run_on_dataset, save_run
 
 
 def main(smk) -> None:

@@ -1,13 +1,13 @@
 """Rule gd_summary: GD runs of one T -> mean and std per alpha (CSV) + sidecar.
 
-The science is ``aimrepro.gd.summary_table``; the runs come in the order of
+The science is ``aimrepro.paper1.gd.summary_table``; the runs come in the order of
 the curve's alphas and seeds (common.smk: figure2_gd_curves).
 """
 
 from _job import run_job, runs_per_alpha
 
-from aimrepro.gd import load_run_summary, summary_table
-from aimrepro.provenance import write_table
+from aimrepro.paper1.gd import load_run_summary, summary_table
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -1,12 +1,12 @@
 """Rule landscape: Phi over a (q11, q12) grid for one link -> CSV table + sidecar.
 
-The science is ``aimrepro.dynamics.experiments.landscape_table``.
+The science is ``aimrepro.paper2.experiments.landscape_table``.
 """
 
 from _job import run_job
 
-from aimrepro.dynamics.experiments import landscape_table
-from aimrepro.provenance import write_table
+from aimrepro.paper2.experiments import landscape_table
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

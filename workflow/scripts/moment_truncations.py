@@ -1,15 +1,15 @@
 """Rule moment_truncations: the truncated hierarchy at every order -> CSV long table + sidecar.
 
 Wildcards name the problem (dynamics/moments paths in moments.smk); the
-science is ``aimrepro.dynamics.moment_experiments.truncation_table``.
+science is ``aimrepro.paper2.moment_experiments.truncation_table``.
 """
 
 import numpy as np
 from _job import run_job
 
-from aimrepro.dynamics.moment_experiments import truncation_table
-from aimrepro.dynamics.sgd import ProblemSpec
-from aimrepro.provenance import write_table
+from aimrepro.paper2.moment_experiments import truncation_table
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -2,11 +2,11 @@
 
 from _job import run_job
 
-from aimrepro.channels import make_channel
-from aimrepro.paper1_figures import (AMP_LABELS, AMP_MARKERS, amp_marker_series, draw_figure1,
+from aimrepro.paper1.channels import make_channel
+from aimrepro.figures.paper1 import (AMP_LABELS, AMP_MARKERS, amp_marker_series, draw_figure1,
                                      se_curve_from_table, unconverged_runs)
-from aimrepro.provenance import read_table
-from aimrepro.state_evolution import weak_recovery_threshold
+from aimrepro.records.tables import read_table
+from aimrepro.paper1.state_evolution import weak_recovery_threshold
 
 # Abscissa column of each panel (the SE tables hold both alpha and the axis).
 X_COLUMN = {"left": "alpha", "right": "alphabar"}

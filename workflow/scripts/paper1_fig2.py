@@ -7,11 +7,12 @@ counts its unconverged runs (AMP) or diverged students (GD).
 
 from _job import run_job
 
-from aimrepro.grids import n_softmax_measurements
-from aimrepro.paper1_figures import (AMP_T_MARKERS, amp_marker_series, diverged_students, draw_figure2,
-                                     gd_marker_series, se_curve_from_table, unconverged_runs)
-from aimrepro.plotting import LIMIT_COLOUR
-from aimrepro.provenance import read_table
+from aimrepro.paper1.thresholds import n_softmax_measurements
+from aimrepro.figures.paper1 import (AMP_T_MARKERS, amp_marker_series, diverged_students,
+                                     draw_figure2, gd_marker_series, se_curve_from_table,
+                                     unconverged_runs)
+from aimrepro.figures.style import LIMIT_COLOUR
+from aimrepro.records.tables import read_table
 
 # Abscissa column of each curve: alpha on the left, alpha (T^2+T-2) on the right.
 X_COLUMN = {"left": "alpha", "right": "alphaT"}

@@ -3,8 +3,8 @@
 from _job import run_job
 from _moment_inputs import load_replicates
 
-from aimrepro.dynamics.moment_experiments import FLOW_ERROR_FLOOR
-from aimrepro.paper2_moment_figures import draw_truncation_figure
+from aimrepro.paper2.moment_experiments import FLOW_ERROR_FLOOR
+from aimrepro.figures.paper2_moments import draw_truncation_figure
 
 
 def main(smk) -> None:

@@ -2,9 +2,9 @@
 
 from _job import run_job
 
-from aimrepro.dynamics.trajectory import Trajectory
-from aimrepro.paper2_figures import draw_figure2
-from aimrepro.provenance import read_table
+from aimrepro.paper2.trajectory import Trajectory
+from aimrepro.figures.paper2_dynamics import draw_figure2
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

@@ -3,8 +3,8 @@
 from _job import run_job
 from _untied_tables import load_groups
 
-from aimrepro.dynamics.untied_claims import escape_time
-from aimrepro.paper2_untied_figures import draw_figure3
+from aimrepro.paper2.analysis import escape_time
+from aimrepro.figures.paper2_untied import draw_figure3
 
 
 def main(smk) -> None:

@@ -2,9 +2,9 @@
 
 from _job import run_job
 
-from aimrepro.dynamics.experiments import aim_tied_limits
-from aimrepro.paper2_figures import draw_figure_s2
-from aimrepro.provenance import read_table
+from aimrepro.paper2.experiments import aim_tied_limits
+from aimrepro.figures.paper2_dynamics import draw_figure_s2
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

@@ -4,11 +4,11 @@ import math
 
 from _job import run_job
 
-from aimrepro.dynamics.claims import recovery_summary
-from aimrepro.dynamics.sgd import TIME_FACTOR
-from aimrepro.dynamics.trajectory import Trajectory
-from aimrepro.paper2_figures import draw_figure_s3
-from aimrepro.provenance import read_table
+from aimrepro.paper2.analysis import recovery_summary
+from aimrepro.paper2.sgd import TIME_FACTOR
+from aimrepro.paper2.trajectory import Trajectory
+from aimrepro.figures.paper2_dynamics import draw_figure_s3
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

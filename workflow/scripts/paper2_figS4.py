@@ -3,7 +3,7 @@
 from _job import run_job
 from _untied_tables import load_groups
 
-from aimrepro.paper2_untied_figures import draw_figure_s4
+from aimrepro.figures.paper2_untied import draw_figure_s4
 
 
 def main(smk) -> None:

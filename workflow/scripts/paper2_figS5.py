@@ -3,8 +3,8 @@
 from _job import run_job
 from _untied_tables import load_groups
 
-from aimrepro.paper2_untied_figures import draw_figure_s5
-from aimrepro.provenance import read_table
+from aimrepro.figures.paper2_untied import draw_figure_s5
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

@@ -2,8 +2,8 @@
 
 from _job import run_job
 
-from aimrepro.paper2_moment_figures import draw_figure_s6
-from aimrepro.provenance import read_table
+from aimrepro.figures.paper2_moments import draw_figure_s6
+from aimrepro.records.tables import read_table
 
 
 def main(smk) -> None:

@@ -1,7 +1,7 @@
 """Rule reference_flow: the theory curve of one replicate -> CSV trajectory + sidecar.
 
 Tied: matrix flow from the run's W(0) and S*; direct: closed ODE from the
-run's initial order parameters (``aimrepro.dynamics.flows.reference_flow``).
+run's initial order parameters (``aimrepro.paper2.flows.reference_flow``).
 """
 
 import time
@@ -10,9 +10,9 @@ from dataclasses import asdict
 import numpy as np
 from _job import run_job
 
-from aimrepro.dynamics.flows import reference_flow
-from aimrepro.dynamics.sgd import ProblemSpec
-from aimrepro.provenance import write_table
+from aimrepro.paper2.flows import reference_flow
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -1,14 +1,14 @@
 """Rule riccati_flow: the exact matrix flow of the linear case -> CSV trajectory + sidecar.
 
-The science is ``aimrepro.dynamics.moment_experiments.riccati_table``.
+The science is ``aimrepro.paper2.moment_experiments.riccati_table``.
 """
 
 import numpy as np
 from _job import run_job
 
-from aimrepro.dynamics.moment_experiments import riccati_table
-from aimrepro.dynamics.sgd import ProblemSpec
-from aimrepro.provenance import write_table
+from aimrepro.paper2.moment_experiments import riccati_table
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -1,16 +1,16 @@
 """Rule se_curve: one state-evolution curve -> CSV table + sidecar.
 
 Wildcards name the curve (theory.smk); the science is
-``aimrepro.state_evolution.se_table``.
+``aimrepro.paper1.state_evolution.se_table``.
 """
 
 import math
 
 from _job import run_job
 
-from aimrepro.grids import grid_values
-from aimrepro.provenance import write_table
-from aimrepro.state_evolution import se_table
+from aimrepro.numerics.grids import grid_values
+from aimrepro.records.tables import write_table
+from aimrepro.paper1.state_evolution import se_table
 
 
 def parse_rho(text: str) -> float:

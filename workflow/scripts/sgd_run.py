@@ -1,7 +1,7 @@
 """Rules sgd_run and sgd_run_prefactor: one online-SGD run -> CSV trajectory + sidecar.
 
 Wildcards name the problem and optimiser (dynamics.smk; moments.smk adds the
-loss prefactor ``c``); the science is ``aimrepro.dynamics.sgd.SGDRun``.
+loss prefactor ``c``); the science is ``aimrepro.paper2.sgd.SGDRun``.
 """
 
 import time
@@ -9,8 +9,8 @@ from dataclasses import asdict
 
 from _job import run_job
 
-from aimrepro.dynamics.sgd import ProblemSpec, SGDRun, SGDSettings
-from aimrepro.provenance import write_table
+from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

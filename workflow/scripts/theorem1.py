@@ -1,14 +1,14 @@
 """Rule theorem1: finite-d population loss against Phi(q) at one d -> CSV row + sidecar.
 
-The science is ``aimrepro.dynamics.experiments.theorem1_table``.
+The science is ``aimrepro.paper2.experiments.theorem1_table``.
 """
 
 import time
 
 from _job import run_job
 
-from aimrepro.dynamics.experiments import theorem1_table
-from aimrepro.provenance import write_table
+from aimrepro.paper2.experiments import theorem1_table
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -1,15 +1,15 @@
 """Rule truncation_error: truncation errors of orders 2..M at one weight decay -> CSV + sidecar.
 
 Times: 0 and ``records`` log-spaced points from t_min to the horizon.  The
-science is ``aimrepro.dynamics.moment_experiments.truncation_error_table``.
+science is ``aimrepro.paper2.moment_experiments.truncation_error_table``.
 """
 
 import numpy as np
 from _job import run_job
 
-from aimrepro.dynamics.moment_experiments import truncation_error_table
-from aimrepro.dynamics.sgd import ProblemSpec
-from aimrepro.provenance import write_table
+from aimrepro.paper2.moment_experiments import truncation_error_table
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -1,16 +1,17 @@
 """Rule untied_fast_states: fast state, dichotomy and threshold against the teacher mean -> CSV + sidecar.
 
-``aimrepro.dynamics.untied.fast_state_table`` at the d -> infinity initial
+``aimrepro.paper2.untied.dichotomy.fast_state_table`` at the d -> infinity initial
 state of the problem (``limiting_state``), on n teacher means from lo to hi.
 """
 
 import numpy as np
 from _job import run_job
 
-from aimrepro.dynamics.population import Potential
-from aimrepro.dynamics.sgd import ProblemSpec
-from aimrepro.dynamics.untied import fast_state_table, limiting_state
-from aimrepro.provenance import write_table
+from aimrepro.paper2.population import Potential
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.paper2.untied.dichotomy import fast_state_table
+from aimrepro.paper2.untied.slow import limiting_state
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -1,7 +1,7 @@
 """Rule untied_sgd_run: one online-SGD run of untied attention -> CSV trajectory + sidecar.
 
 Records on the slow time τ = lr n/d and, densely, on the fast time t = lr n
-(``aimrepro.dynamics.sgd.fast_slow_record_times``); stops on the symmetric
+(``aimrepro.paper2.sgd.fast_slow_record_times``); stops on the symmetric
 overlap when the path says so.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import asdict
 from _job import run_job
 from _untied_wildcards import untied_spec, untied_stop, untied_times
 
-from aimrepro.dynamics.sgd import SGDRun, SGDSettings
-from aimrepro.provenance import write_table
+from aimrepro.paper2.sgd import SGDRun, SGDSettings
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

@@ -1,8 +1,8 @@
 """Rule untied_theory: the theory of one untied replicate -> CSV trajectory + sidecar.
 
 kind ``flow``: the population flow of U, V at the run's d with the fast-phase
-mean (``aimrepro.dynamics.untied.untied_reference``); kind ``limit``: the
-slaved d -> infinity slow flow (``aimrepro.dynamics.untied.slow_limit``).
+mean (``aimrepro.paper2.untied.slow.untied_reference``); kind ``limit``: the
+slaved d -> infinity slow flow (``aimrepro.paper2.untied.slow.slow_limit``).
 Both start from the replicate's own initial state.
 """
 
@@ -12,8 +12,8 @@ from dataclasses import asdict
 from _job import run_job
 from _untied_wildcards import untied_spec, untied_stop, untied_times
 
-from aimrepro.dynamics.untied import slow_limit, untied_reference
-from aimrepro.provenance import write_table
+from aimrepro.paper2.untied.slow import slow_limit, untied_reference
+from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:

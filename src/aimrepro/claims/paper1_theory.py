@@ -1,0 +1,128 @@
+"""Paper 1's theory claims, each turned into a measured number (``paper1.md`` §3–§4, §9).
+
+Every function returns :class:`aimrepro.claims.table.ClaimRow` objects; the
+``claims_paper1_theory`` rule writes them as one fragment of
+``results/{scale}/claims.md``.  The measurements call the same solvers as
+the figures; where the paper's number is not what the mathematics gives
+(erratum B1), the row says so with both numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aimrepro.paper1 import thresholds
+from aimrepro.paper1 import state_evolution as se
+from aimrepro.paper1.channels import make_channel
+from aimrepro.claims.table import ClaimRow
+
+#: The weak-recovery threshold drawn as a grey line in Figure 1 right (the
+#: notebook's constant 0.5634517…, a Monte-Carlo estimate), to the digits printed.
+PUBLISHED_ALPHA_BAR_C = 0.5635
+
+#: Published hardmax "MMSE" at ρ = 0.5, α = 0.3, read off Figure 1 left (§8.2, §9 B1).
+PUBLISHED_HARDMAX_POINT = {"rho": 0.5, "alpha": 0.3, "mmse": 0.63}
+
+
+def measured_softmax_threshold(rho: float, T: int, *, rel_tol: float = 1e-9) -> float:
+    """Smallest α at which the softmax SE returns MMSE = 0, by bisection on the solver's output.
+
+    Uses only the SE solver (not the closed form it should reproduce); the
+    bracket [1e-6, 1/(T² + T − 2)] always contains the transition.
+    """
+    channel = make_channel("softmax", T=T)
+    lo, hi = 1e-6, 1.0 / thresholds.n_softmax_measurements(T)
+    while hi - lo > rel_tol * hi:
+        mid = 0.5 * (lo + hi)
+        if se.solve_se(channel, mid, rho).mmse > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _row(**fields) -> ClaimRow:
+    fields["passed"] = bool(fields["passed"])
+    return ClaimRow(paper="paper1", **fields)
+
+
+def paper1_theory_claims(*, softmax_rhos, collapse_T_values, rho_collapse: float = 0.5) -> list[ClaimRow]:
+    """All theory rows: thresholds, collapse, limits and the hardmax erratum.
+
+    Parameters
+    ----------
+    softmax_rhos : ρ values of Figure 2 left (α_PR rows, T = 2)
+    collapse_T_values : token counts compared with T = 2 on the α(T² + T − 2) axis
+    rho_collapse : ρ of Figure 2 right
+    """
+    rows = []
+    for rho in softmax_rhos:
+        expected = thresholds.alpha_perfect_recovery(rho, 2)
+        measured = measured_softmax_threshold(rho, 2)
+        rows.append(_row(
+            id=f"p1-alpha-pr-T2-rho{rho:g}", section="§4",
+            claim=f"softmax perfect recovery at alpha_PR = min(2rho - rho^2, 1)/(T^2+T-2), rho={rho:g}, T=2",
+            expected=expected, measured=measured, tolerance=1e-6,
+            passed=abs(measured - expected) <= 1e-6,
+            note="measured: smallest alpha where the SE solver returns MMSE = 0 (bisection)"))
+
+    alpha_T = np.linspace(0.01, 1.0, 100)
+    reference = np.array([p.mmse for p in se.se_curve(make_channel("softmax", T=2), alpha_T / 4, rho_collapse)])
+    worst = 0.0
+    for T in collapse_T_values:
+        c = thresholds.n_softmax_measurements(T)
+        curve = np.array([p.mmse for p in se.se_curve(make_channel("softmax", T=T), alpha_T / c, rho_collapse)])
+        worst = max(worst, float(np.max(np.abs(curve - reference))))
+    rows.append(_row(
+        id="p1-softmax-collapse", section="§3.3",
+        claim=f"softmax MMSE depends on alpha and T only through alpha(T^2+T-2) (T = {', '.join(map(str, collapse_T_values))} vs 2)",
+        expected=0.0, measured=worst, tolerance=1e-10, passed=worst <= 1e-10,
+        note=f"max |MMSE_T - MMSE_2| over 100 points of alpha(T^2+T-2) in [0.01, 1], rho={rho_collapse:g}"))
+
+    betas = (0.25, 1.0, 4.0)
+    curves = [np.array([p.mmse for p in se.se_curve(make_channel("softmax", T=3, beta=b), [0.01, 0.04, 0.07], 0.5)])
+              for b in betas]
+    spread = float(np.max(np.ptp(np.array(curves), axis=0)))
+    rows.append(_row(
+        id="p1-softmax-beta-independent", section="§3.3",
+        claim="softmax SE is independent of the inverse temperature beta (finite beta)",
+        expected=0.0, measured=spread, tolerance=1e-12, passed=spread <= 1e-12,
+        note="max spread over beta in {0.25, 1, 4}, T=3, rho=0.5, alpha in {0.01, 0.04, 0.07}"))
+
+    alphas = np.linspace(0.0025, 0.2475, 50)
+    line = se.softmax_mmse_rho_infinity(alphas, 2)
+    gap = float(np.max(np.abs(np.array([p.mmse for p in se.se_curve(make_channel("softmax", T=2), alphas, 1e4)]) - line)))
+    rows.append(_row(
+        id="p1-softmax-rho-infinity", section="§4",
+        claim="rho -> infinity: MMSE = 1 - (T^2+T-2) alpha (dashed line of Figure 2 left)",
+        expected=0.0, measured=gap, tolerance=1e-4, passed=gap <= 1e-4,
+        note="max |SE(rho=1e4) - line| over 50 alphas in (0, 1/4); the gap shrinks like 1/rho"))
+
+    start = min(p.mmse for p in se.se_curve(make_channel("softmax", T=2), [1e-7], 0.5))
+    rows.append(_row(
+        id="p1-mmse-at-zero-samples", section="§2",
+        claim="with no data the error is Q0 - rho = 1 (the prior mean sqrt(rho) I)",
+        expected=1.0, measured=start, tolerance=1e-5, passed=abs(start - 1.0) <= 1e-5,
+        note="softmax SE at alpha = 1e-7, rho = 0.5 (the published CSVs start at 1.0019, an integration artefact, B6)"))
+
+    for name, label in (("hardmax_paper", "published formula"), ("hardmax", "correct derivative")):
+        a_c = se.weak_recovery_threshold(make_channel(name, T=2))
+        ok = abs(a_c - PUBLISHED_ALPHA_BAR_C) <= 1e-3
+        rows.append(_row(
+            id=f"p1-alphabar-c-{name}", section="§3.5",
+            claim=f"hardmax T=2, rho -> 0: weak recovery at alphabar_c = 0.5635 ({label})",
+            expected=PUBLISHED_ALPHA_BAR_C, measured=a_c, tolerance=1e-3, passed=ok,
+            note=("reproduces the published threshold" if ok else
+                  "erratum B1: the published value comes from the phi2 formula; the Bayes-optimal threshold is lower")))
+
+    point = PUBLISHED_HARDMAX_POINT
+    for name, label in (("hardmax_paper", "published formula"), ("hardmax", "correct derivative")):
+        m = se.solve_se(make_channel(name, T=2), point["alpha"], point["rho"]).mmse
+        ok = abs(m - point["mmse"]) <= 0.01
+        rows.append(_row(
+            id=f"p1-hardmax-mmse-{name}", section="§8.2, §9",
+            claim=f"hardmax T=2 Bayes-optimal error at rho={point['rho']:g}, alpha={point['alpha']:g} is 0.63 ({label})",
+            expected=point["mmse"], measured=m, tolerance=0.01, passed=ok,
+            note=("reproduces Figure 1 as published" if ok else
+                  "erratum B1: with the derivative of log Phi2 the SE error is much lower; AMP confirms it (issue 3)")))
+    return rows

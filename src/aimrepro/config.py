@@ -1,0 +1,240 @@
+"""Validate a configuration mapping against a JSON schema, with one-line errors.
+
+The workflow validates ``config.yaml`` before any job runs (DESIGN.md,
+"Config validation").  jsonschema's own messages print the whole offending
+sub-document and schema; :func:`validate_config` instead raises
+:class:`ConfigError` with a single line naming the key path, the value and
+the allowed range, e.g.::
+
+    invalid config: paper1.figure1.left.rhos[0] = -1; allowed: a number > 0 (width ratio rho = r/d)
+
+The module only interprets a schema and a mapping; it does not know where
+either came from (the Snakefile loads both).
+
+Beyond the schema, one structural rule is checked: every mapping with the
+keys ``spacing``, ``lo`` and ``hi`` is a grid (``aimrepro.numerics.grids.grid_values``)
+and needs ``lo < hi``, and ``lo > 0`` when ``spacing`` is ``log``.  JSON
+schema cannot compare two values.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["ConfigError", "describe_allowed", "describe_error", "key_path", "validate_config"]
+
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "a mapping",
+    "null": "null",
+}
+
+
+class ConfigError(ValueError):
+    """An invalid configuration; the message is one line."""
+
+
+def validate_config(config: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Fill schema defaults into ``config`` in place, then validate it.
+
+    Parameters
+    ----------
+    config : dict
+        The loaded configuration (modified in place: missing keys that have a
+        ``default`` in the schema are added, recursively).
+    schema : mapping
+        A JSON schema (draft 2020-12).
+
+    Returns
+    -------
+    dict
+        ``config``, for chaining.
+
+    Raises
+    ------
+    ConfigError
+        One line: ``invalid config: <key path> = <value>; allowed: <range>``.
+    """
+    import jsonschema  # installed with snakemake; imported lazily for `import aimrepro`
+
+    _fill_defaults(config, schema, schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        raise ConfigError(describe_error(error, root_schema=schema))
+    problem = _check_grids(config, ())
+    if problem is not None:
+        raise ConfigError(problem)
+    return config
+
+
+def key_path(parts: Sequence[str | int]) -> str:
+    """Dotted key path with list indices in brackets: ``a.b[0].c``."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "<top level>"
+
+
+def describe_error(error: Any, *, root_schema: Mapping[str, Any] | None = None) -> str:
+    """One-line description of a ``jsonschema.ValidationError``.
+
+    Parameters
+    ----------
+    error : jsonschema.exceptions.ValidationError
+        Read through its attributes ``absolute_path``, ``validator``,
+        ``validator_value``, ``instance`` and ``schema``.
+    root_schema : mapping, optional
+        The whole schema, to resolve local ``$ref`` (``#/$defs/...``) when
+        describing a missing key.
+    """
+    path = list(error.absolute_path)
+    kind = error.validator
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    instance = error.instance
+
+    if kind == "required" and isinstance(instance, Mapping):
+        missing = next(k for k in error.validator_value if k not in instance)
+        sub = _resolve_ref(schema.get("properties", {}).get(missing, {}), root_schema)
+        return (f"invalid config: {key_path([*path, missing])} is missing; "
+                f"allowed: {describe_allowed(sub, root_schema)}")
+    if kind == "additionalProperties" and isinstance(instance, Mapping):
+        known = list(schema.get("properties", {}))
+        unknown = [k for k in instance if k not in known]
+        where = key_path(path) if path else "the top level"
+        return (f"invalid config: {key_path([*path, unknown[0]])} is not a known key; "
+                f"allowed keys under {where}: {', '.join(known)}")
+    return (f"invalid config: {key_path(path)} = {_show(instance)}; "
+            f"allowed: {describe_allowed(schema, root_schema)}")
+
+
+def describe_allowed(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> str:
+    """Plain-words range of a (sub)schema: type, bounds, choices, description.
+
+    Parameters
+    ----------
+    schema : mapping
+        The subschema.
+    root : mapping, optional
+        The whole schema, to resolve local ``$ref``.
+    """
+    schema = _resolve_ref(schema, root)
+    if "enum" in schema:
+        text = "one of " + ", ".join(_show(v) for v in schema["enum"])
+    elif "const" in schema:
+        text = f"exactly {_show(schema['const'])}"
+    else:
+        types = schema.get("type", "")
+        types = [types] if isinstance(types, str) else list(types)
+        names = [_TYPE_NAMES.get(t, t) for t in types if t]
+        text = " or ".join(names) if names else "a value"
+        bounds = _bounds(schema)
+        if bounds:
+            text += " " + bounds
+        if "array" in types:
+            text += _array_words(schema, root)
+    if schema.get("description"):
+        text += f" ({schema['description']})"
+    return text
+
+
+def _bounds(schema: Mapping[str, Any]) -> str:
+    low = next(((schema[k], k == "minimum") for k in ("minimum", "exclusiveMinimum")
+                if k in schema), None)
+    high = next(((schema[k], k == "maximum") for k in ("maximum", "exclusiveMaximum")
+                 if k in schema), None)
+    if low and high:
+        if low[0] == high[0] and low[1] and high[1]:
+            return f"equal to {_show(low[0])}"
+        opening, closing = ("[" if low[1] else "("), ("]" if high[1] else ")")
+        return f"in {opening}{_show(low[0])}, {_show(high[0])}{closing}"
+    if low:
+        return f"{'>=' if low[1] else '>'} {_show(low[0])}"
+    if high:
+        return f"{'<=' if high[1] else '<'} {_show(high[0])}"
+    return ""
+
+
+def _array_words(schema: Mapping[str, Any], root: Mapping[str, Any] | None) -> str:
+    words = []
+    if "items" in schema and isinstance(schema["items"], Mapping):
+        item = _resolve_ref(schema["items"], root)
+        item = describe_allowed({k: v for k, v in item.items() if k != "description"}, root)
+        words.append(f" of {item}")
+    if "minItems" in schema:
+        words.append(f", at least {schema['minItems']} item(s)")
+    if "maxItems" in schema:
+        words.append(f", at most {schema['maxItems']} item(s)")
+    if schema.get("uniqueItems"):
+        words.append(", without repeats")
+    return "".join(words)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        text = json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _resolve_ref(schema: Any, root: Mapping[str, Any] | None) -> Any:
+    """Merge a local ``$ref`` target (``#/a/b``) under the schema's own keys."""
+    if not isinstance(schema, Mapping) or "$ref" not in schema or root is None:
+        return schema
+    ref = schema["$ref"]
+    if not ref.startswith("#/"):
+        return schema
+    target: Any = root
+    for part in ref[2:].split("/"):
+        target = target[part]
+    merged = dict(_resolve_ref(target, root))
+    merged.update({k: v for k, v in schema.items() if k != "$ref"})
+    return merged
+
+
+def _fill_defaults(instance: Any, schema: Any, root: Mapping[str, Any]) -> None:
+    """Recursively add ``default`` values for missing properties of mappings."""
+    schema = _resolve_ref(schema, root)
+    if not isinstance(instance, dict) or not isinstance(schema, Mapping):
+        return
+    for name, sub in schema.get("properties", {}).items():
+        sub = _resolve_ref(sub, root)
+        if name not in instance and isinstance(sub, Mapping) and "default" in sub:
+            instance[name] = copy.deepcopy(sub["default"])
+        if name in instance:
+            _fill_defaults(instance[name], sub, root)
+
+
+def _check_grids(node: Any, path: tuple) -> str | None:
+    if isinstance(node, Mapping):
+        if {"spacing", "lo", "hi"} <= set(node):
+            lo, hi, spacing = node["lo"], node["hi"], node["spacing"]
+            if not lo < hi:
+                return (f"invalid config: {key_path([*path, 'hi'])} = {_show(hi)}; "
+                        f"allowed: a number > lo = {_show(lo)}")
+            if spacing == "log" and not lo > 0:
+                return (f"invalid config: {key_path([*path, 'lo'])} = {_show(lo)}; "
+                        f"allowed: a number > 0 (log spacing)")
+        for key, value in node.items():
+            found = _check_grids(value, (*path, key))
+            if found:
+                return found
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found = _check_grids(value, (*path, i))
+            if found:
+                return found
+    return None

@@ -1,0 +1,22 @@
+"""Paper 1: Bayes-optimal learning of attention-indexed models (``paper1.md``).
+
+Modules, from the bottom up:
+
+:mod:`~aimrepro.paper1.thresholds`
+    The sample-ratio axes (α, ᾱ_ρ, ᾱ_T, α/α_PR) and the closed-form softmax
+    thresholds (§1.5, §4).
+:mod:`~aimrepro.paper1.spectra`
+    The prior channel: law of S + √Δ Z, its Stieltjes transform, MMSE and
+    the rotation-invariant denoiser (§3.2).
+:mod:`~aimrepro.paper1.channels`
+    Output channels (softmax, hardmax, the published ``hardmax_paper``) with
+    the one contract ``log_z_out`` → ``g_out`` shared by SE and AMP (§3.3–3.4, §9 B1).
+:mod:`~aimrepro.paper1.state_evolution`
+    The state evolution, its curves and the ρ → 0 limit (§3).
+:mod:`~aimrepro.paper1.data`
+    Byte-reproducible AIM datasets: teacher, training and test sequences.
+:mod:`~aimrepro.paper1.amp`
+    GAMP-RIE on the tokens (§5).
+:mod:`~aimrepro.paper1.gd`
+    Full-batch Adam on the tied student, K students at once (§6).
+"""

@@ -1,0 +1,382 @@
+"""Provenance sidecars: how each result was made, and the check before it is used.
+
+Every result and figure of the pipeline has a *sidecar*: a JSON file in the
+same directory with the same stem (``alpha_log_0.03_10_n24.csv`` ->
+``alpha_log_0.03_10_n24.json``) that records how the file was made
+(docs/design.md, "Provenance sidecar").  Before a job uses a result,
+:func:`verify_input` checks the result against its sidecar.
+
+Nothing here knows about Snakemake or reads the config: the workflow scripts
+pass everything in explicitly.
+
+Sidecar fields (schema ``aimrepro.sidecar/1``)
+----------------------------------------------
+``outputs``
+    ``{path: sha256}`` of the files the sidecar describes (a figure has a PDF
+    and a PNG), written *after* them, so a later edit of a result is
+    detectable.
+``rule``, ``params``, ``seed``, ``config_hash``
+    What was computed: the step's name, its full parameters (wildcards,
+    rule params and solver settings), the random seed (``null`` for
+    deterministic steps) and :func:`config_hash` of the whole config.
+``inputs``, ``code``
+    ``{path: sha256}`` of the data inputs and, separately, of the source
+    files whose code produced the output.
+``aimrepro_version``, ``aimrepro_path``, ``git``, ``versions``, ``host``, ``workdir``
+    Software state: package version and location, ``{"commit", "dirty"}`` of the
+    repository the step ran in, versions of python/numpy/scipy/matplotlib/
+    snakemake where importable, the host name and the working directory.
+``slurm_job_id``
+    The Slurm job the step ran in (``$SLURM_JOB_ID``, a string), or ``null``
+    outside Slurm: with ``sacct``/``scontrol show job`` it leads to the
+    scheduler's record of the run (node, memory, exit code).
+``started``, ``ended``, ``wall_seconds``
+    ISO 8601 UTC timestamps (``2026-11-30T13:08:00.123Z``) and their
+    difference.
+``diagnostics``
+    Solver diagnostics (``converged``, ``iterations``, ``residual``, ...).
+
+Paths inside a sidecar are stored as given by the caller, normally relative
+to the workflow's working directory.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import platform
+import socket
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata as _metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import aimrepro
+from aimrepro.records.files import PathLike, atomic_write, file_sha256
+
+SIDECAR_SCHEMA = "aimrepro.sidecar/1"
+
+#: Packages whose versions every sidecar records, where importable.
+_VERSIONED_PACKAGES = ("numpy", "scipy", "matplotlib", "snakemake")
+
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """sha256 of a config mapping's canonical JSON form.
+
+    Canonical: keys sorted, no whitespace, ASCII only, so equal configs hash
+    equally whatever the key order of the YAML they came from.
+
+    Parameters
+    ----------
+    config : mapping
+        JSON-serialisable (numpy scalars and arrays are converted).
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    canonical = json.dumps(
+        _jsonable(config), sort_keys=True, separators=(",", ":"), ensure_ascii=True
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def utc_now() -> _dt.datetime:
+    """The current time as a timezone-aware UTC datetime."""
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+def format_timestamp(moment: _dt.datetime) -> str:
+    """ISO 8601 in UTC with millisecond precision and a ``Z`` suffix."""
+    if moment.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware (use utc_now())")
+    utc = moment.astimezone(_dt.timezone.utc)
+    return utc.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def git_state(repo: PathLike | None = None) -> dict[str, Any]:
+    """Commit and dirty flag of the git repository containing ``repo``.
+
+    Parameters
+    ----------
+    repo : path, optional
+        A directory inside the repository; default the current directory.
+
+    Returns
+    -------
+    dict
+        ``{"commit": <40 hex digits or "unknown">, "dirty": bool or None}``.
+        ``"unknown"``/``None`` when git is missing, ``repo`` is not in a
+        repository, or the repository has no commit yet.  ``dirty`` counts
+        untracked (not ignored) files too: a new, uncommitted module can
+        change results as much as an edited one.
+    """
+    where = str(repo) if repo is not None else os.getcwd()
+    commit = _run_git(where, "rev-parse", "--verify", "--quiet", "HEAD")
+    if commit is None or len(commit) < 40:
+        return {"commit": "unknown", "dirty": None}
+    status = _run_git(where, "status", "--porcelain")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def _run_git(where: str, *args: str) -> str | None:
+    try:
+        completed = subprocess.run(
+            ["git", "-C", where, *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if completed.returncode != 0:
+        return None
+    return completed.stdout.strip()
+
+
+def software_versions() -> dict[str, str]:
+    """Versions of python and of the numerical/workflow packages that are installed."""
+    versions = {"python": platform.python_version()}
+    for name in _VERSIONED_PACKAGES:
+        try:
+            versions[name] = _metadata.version(name)
+        except _metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def sidecar_path(result: PathLike) -> Path:
+    """The sidecar of a result: same directory, the result's stem + ``.json``.
+
+    >>> str(sidecar_path("results/quick/se/x/alpha_log_0.03_10_n24.csv"))
+    'results/quick/se/x/alpha_log_0.03_10_n24.json'
+    """
+    result = Path(result)
+    if result.suffix == ".json":
+        raise ValueError(f"a sidecar describes a non-JSON result, got {result}")
+    return result.with_suffix(".json")
+
+
+def write_sidecar(
+    result_path: PathLike | Sequence[PathLike],
+    *,
+    rule: str,
+    params: Mapping[str, Any],
+    inputs: Iterable[PathLike],
+    code: Iterable[PathLike],
+    diagnostics: Mapping[str, Any],
+    started: _dt.datetime,
+    ended: _dt.datetime,
+    seed: int | None = None,
+    config_hash: str | None = None,
+    repo: PathLike | None = None,
+    known_hashes: Mapping[str, str] | None = None,
+) -> Path:
+    """Write the provenance sidecar of a finished result, atomically.
+
+    Call it after the result is complete: the sidecar stores the result's
+    sha256.
+
+    Parameters
+    ----------
+    result_path : path or sequence of paths
+        The result, or several outputs sharing one stem and directory (a
+        figure's ``.pdf`` and ``.png``).  The sidecar goes to
+        ``sidecar_path(result_path[0])``.
+    rule : str
+        Name of the step that made the result.
+    params : mapping
+        Full parameters: wildcards, rule params, solver settings.  Must be
+        JSON-serialisable (numpy scalars/arrays are converted); never put
+        commit hashes or times here.
+    inputs : iterable of paths
+        Data inputs; their sha256 is recorded.
+    code : iterable of paths
+        Source files the step ran (package modules, the script); their
+        sha256 is recorded separately from the data.
+    diagnostics : mapping
+        Solver diagnostics, e.g. ``converged``, ``iterations``, ``residual``.
+    started, ended : datetime
+        Timezone-aware start and end of the computation (:func:`utc_now`).
+    seed : int, optional
+        Random seed; ``None`` for deterministic steps.
+    config_hash : str, optional
+        :func:`config_hash` of the config the step ran under.
+    repo : path, optional
+        Where to ask git for the commit; default the current directory.
+    known_hashes : mapping, optional
+        ``{path: sha256}`` already computed for some ``inputs`` (by
+        :func:`verify_input`), so large inputs are not read twice.
+
+    Returns
+    -------
+    pathlib.Path
+        The sidecar's path.
+    """
+    outputs = [Path(result_path)] if isinstance(result_path, (str, os.PathLike)) else [
+        Path(p) for p in result_path
+    ]
+    if not outputs:
+        raise ValueError("write_sidecar needs at least one result path")
+    target = sidecar_path(outputs[0])
+    for other in outputs[1:]:
+        if sidecar_path(other) != target:
+            raise ValueError(
+                f"outputs sharing a sidecar need the same directory and stem, "
+                f"got {outputs[0]} and {other}"
+            )
+    if ended < started:
+        raise ValueError(f"ended ({ended}) is before started ({started})")
+
+    record = {
+        "schema": SIDECAR_SCHEMA,
+        "outputs": {str(p): file_sha256(p) for p in outputs},
+        "rule": rule,
+        "params": _jsonable(dict(params)),
+        "seed": seed,
+        "config_hash": config_hash,
+        "inputs": {str(p): (known_hashes or {}).get(str(p)) or file_sha256(p) for p in inputs},
+        "code": {str(p): file_sha256(p) for p in code},
+        "diagnostics": _jsonable(dict(diagnostics)),
+        "aimrepro_version": aimrepro.__version__,
+        # Where the imported package lives: the `code` hashes are of the
+        # repository's files, which an installed copy elsewhere may not match.
+        "aimrepro_path": os.path.dirname(os.path.abspath(aimrepro.__file__)),
+        "git": git_state(repo),
+        "versions": software_versions(),
+        "host": socket.gethostname(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "workdir": os.getcwd(),
+        "started": format_timestamp(started),
+        "ended": format_timestamp(ended),
+        "wall_seconds": round((ended - started).total_seconds(), 3),
+    }
+    with atomic_write(target) as handle:
+        # allow_nan=False: NaN/inf were already mapped to strings/None by
+        # _jsonable, and the file must stay strict JSON for other tools.
+        json.dump(record, handle, indent=2, allow_nan=False)
+        handle.write("\n")
+    return target
+
+
+def read_sidecar(path: PathLike) -> dict[str, Any]:
+    """Read a sidecar, given either the sidecar itself or the result it describes."""
+    path = Path(path)
+    side = path if path.suffix == ".json" else sidecar_path(path)
+    if not side.exists():
+        raise FileNotFoundError(f"no sidecar {side}")
+    record, malformed = _load_sidecar(side)
+    if record is None:
+        raise ValueError(f"{side} is not an aimrepro sidecar, or a malformed one: {malformed}")
+    return record
+
+
+class DamagedInputError(RuntimeError):
+    """A result no longer matches its sidecar; the message is one line saying what to do."""
+
+
+def verify_input(path: PathLike) -> str:
+    """Check a pipeline result against its sidecar before using it; return its sha256.
+
+    A result whose bytes differ from the sha256 its own sidecar recorded was
+    changed or damaged after it was made (a truncated table, a hand edit, a
+    half-copied file): a job must not draw from it.  A file without a
+    sidecar (a raw input) is only hashed.
+
+    Parameters
+    ----------
+    path : path
+        The input file.
+
+    Returns
+    -------
+    str
+        The file's sha256 (hashed once; the caller records it).
+
+    Raises
+    ------
+    DamagedInputError
+        The file differs from its sidecar, or the sidecar is unreadable or
+        does not describe it.  One line naming the file and the remedy.
+    """
+    path = Path(path)
+    digest = file_sha256(path)
+    side = sidecar_path(path)
+    if not side.exists():
+        return digest
+    remedy = f"delete {path} and rerun snakemake to rebuild it"
+    try:
+        record = read_sidecar(side)
+    except (OSError, ValueError) as err:
+        raise DamagedInputError(f"input {path}: {err}; {remedy}") from None
+    recorded = next((sha for name, sha in record["outputs"].items()
+                     if Path(name).name == path.name), None)
+    if recorded is None:
+        raise DamagedInputError(f"input {path}: its sidecar {side} does not describe it; {remedy}")
+    if recorded != digest:
+        raise DamagedInputError(
+            f"input {path} does not match its sidecar {side} (sha256 differs: changed or "
+            f"damaged after it was made); {remedy}")
+    return digest
+
+
+def _jsonable(value: Any) -> Any:
+    """Convert numpy types and non-finite floats into strict-JSON values.
+
+    Non-finite floats become the strings ``"nan"``, ``"inf"``, ``"-inf"``
+    (``float(...)`` reads them back): JSON has no literal for them, and
+    ``rho = inf`` is a legitimate parameter.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [_jsonable(v) for v in items]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"cannot record {type(value).__name__} {value!r} in a sidecar")
+
+
+def _load_sidecar(side: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None) for a well-formed sidecar, else (None, why it is malformed)."""
+    if not side.is_file():
+        return None, "not a regular file"
+    try:
+        with open(side, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return None, f"not JSON ({type(err).__name__})"
+    if not isinstance(record, dict):
+        return None, f"a JSON {type(record).__name__}, not an object"
+    if record.get("schema") != SIDECAR_SCHEMA:
+        return None, f"schema {record.get('schema')!r}, expected {SIDECAR_SCHEMA!r}"
+    for key in ("outputs", "inputs", "code"):
+        entries = record.get(key)
+        if not isinstance(entries, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in entries.items()):
+            return None, f"{key!r} is not a mapping of path to sha256"
+    if not record["outputs"]:
+        return None, "'outputs' is empty"
+    if not isinstance(record.get("diagnostics", {}), (dict, type(None))):
+        return None, "'diagnostics' is not a mapping"
+    return record, None
