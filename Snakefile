@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import min_version
 
-from aimrepro.configcheck import ConfigError, validate_config
+from aimrepro.config import ConfigError, validate_config
 
 min_version("9.0")
 
