@@ -1,6 +1,6 @@
 # aimrepro: one config.yaml -> a DAG of cached, file-based steps -> every
 # figure of the two AIM papers, each number traceable to its inputs.
-# Architecture and conventions: DESIGN.md.  Run from the repository root:
+# Architecture and conventions: docs/design.md.  Run from the repository root:
 #     snakemake                          # quick scale, all cores (profiles/default)
 #     snakemake --config scale=paper     # the papers' resolution
 
@@ -14,6 +14,10 @@ from aimrepro.config import ConfigError, validate_config
 
 min_version("9.0")
 
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "lib"))
+
+from aimrepro_workflow.checks import check_config
+
 
 configfile: "config.yaml"
 
@@ -24,6 +28,7 @@ with open(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
     CONFIG_SCHEMA = yaml.safe_load(handle)
 try:
     validate_config(config, CONFIG_SCHEMA)
+    check_config(config)
 except ConfigError as err:
     # sys.exit prints only the message: Snakemake would add a traceback.
     sys.exit(f"aimrepro: {err}")
@@ -37,14 +42,13 @@ wildcard_constraints:
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/theory.smk"
-include: "workflow/rules/dynamics.smk"
-include: "workflow/rules/moments.smk"
-include: "workflow/rules/amp.smk"
-include: "workflow/rules/gd.smk"
-include: "workflow/rules/untied.smk"
+include: "workflow/rules/paper1_theory.smk"
+include: "workflow/rules/paper1_simulations.smk"
+include: "workflow/rules/paper2_dynamics.smk"
+include: "workflow/rules/paper2_moments.smk"
+include: "workflow/rules/paper2_untied.smk"
 include: "workflow/rules/figures.smk"
-include: "workflow/rules/report.smk"
+include: "workflow/rules/claims.smk"
 
 
 localrules:
@@ -55,4 +59,4 @@ rule all:
     """Every figure of the configured scale, and the claims table."""
     default_target: True
     input:
-        all_targets(SCALE),
+        PLAN.all_targets(config["scale"]),

@@ -1,4 +1,4 @@
-"""Time and memory of GAMP-RIE at the paper's largest hardmax sizes (issue 3).
+"""Time and memory of GAMP-RIE at the paper's largest hardmax sizes.
 
 Run:  python benchmarks/bench_amp.py [--quick]
 

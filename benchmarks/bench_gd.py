@@ -1,4 +1,4 @@
-"""Time of one full-batch Adam step of GD on the tied student, K replicas batched vs K single runs (issue 4).
+"""Time of one full-batch Adam step of GD on the tied student, K replicas batched vs K single runs.
 
 Run:  python benchmarks/bench_gd.py [--quick]
 

@@ -26,6 +26,11 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
+#: The workflow's plain-Python package (plans, paths, checks), importable by the tests.
+workflow_lib = REPO / "workflow" / "lib"
+if str(workflow_lib) not in sys.path:
+    sys.path.insert(0, str(workflow_lib))
+
 #: What a workflow run needs from the repository: the rules list
 #: src/aimrepro/*.py as inputs, so src/ is copied too (the package itself is
 #: imported from the editable install).

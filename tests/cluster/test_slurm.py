@@ -1,4 +1,4 @@
-"""The cluster path: the workflow through a real Slurm scheduler (issue 8).
+"""The cluster path: the workflow through a real Slurm scheduler.
 
 A module fixture brings up a throwaway one-node Slurm on 127.0.0.1 with
 ``slurm_up.sh`` (Debian's packages; root) and always stops it with

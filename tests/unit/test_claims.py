@@ -34,12 +34,13 @@ def test_merge_keeps_order_and_rejects_duplicate_ids(tmp_path):
 
 def test_render_markdown_table():
     text = render_claims_markdown([ROW, FAILING], scale="quick", commit="0123456789abcdef",
-                                  dirty=True, pending=["paper2_dynamics"])
+                                  dirty=True,
+                                  not_measured={"paper2_dynamics": "no paper2 section"})
     lines = text.splitlines()
     assert lines[0] == "# Claims of the papers, measured"
     assert "Scale **quick**" in lines[2] and "0123456789ab (uncommitted changes)" in lines[2]
     assert "2 claims: 1 pass, 1 FAIL" in lines[2]
-    assert "paper2_dynamics" in text
+    assert "Not measured at this scale: paper2_dynamics (no paper2 section)" in text
     table = [line for line in lines if line.startswith("|")]
     assert table[0] == "| claim | expected | measured | tolerance | result | note |"
     assert "| 0.40341 | 0.403412 | 0.0001 | pass | corrected g_out |" in table[2]

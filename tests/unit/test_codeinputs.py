@@ -1,4 +1,4 @@
-"""The code inputs of each rule are its script's import closure (workflow/lib/codeinputs.py)."""
+"""The code inputs of each rule are its script's import closure (aimrepro_workflow.codeinputs)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ import pytest
 
 from conftest import REPO
 
-sys.path.insert(0, str(REPO / "workflow" / "lib"))
-
-from codeinputs import CodeLayout, import_closure, imported_modules  # noqa: E402
+from aimrepro_workflow.codeinputs import CodeLayout, import_closure, imported_modules
 
 LAYOUT = CodeLayout(package_root=REPO / "src", package="aimrepro",
                     helper_dir=REPO / "workflow" / "scripts")
@@ -96,7 +94,7 @@ def test_import_cycles_terminate(toy):
     assert toy.package_root / "pkg" / "lazy.py" in import_closure(toy.helper_dir / "job.py", toy)
 
 
-RULE = re.compile(r"^\s*rule (\w+):\n(.*?)(?=^\s*rule \w+:|\Z)", re.S | re.M)
+RULE = re.compile(r"^\s*rule(?: (\w+))?:\n(.*?)(?=^\s*rule(?: \w+)?:|\Z)", re.S | re.M)
 
 
 def rules_with_scripts():
@@ -105,7 +103,8 @@ def rules_with_scripts():
         for name, body in RULE.findall(smk.read_text()):
             script = re.search(r'script:\s*\n\s*"\.\./scripts/([^"]+)"', body)
             if script:
-                found.append((name, body, script.group(1)))
+                found.append((name or re.search(r"name:\s*(.+)", body).group(1), body,
+                              script.group(1)))
     return found
 
 

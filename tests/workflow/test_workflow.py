@@ -189,10 +189,11 @@ def test_provenance_command_prints_a_figures_inputs(tiny_run):
 
 
 @needs_science
-def test_claims_table_lists_pending_topics(tiny_run):
+def test_claims_table_names_what_this_scale_does_not_measure(tiny_run):
     text = (tiny_run / "results" / "quick" / "claims.md").read_text()
     assert text.startswith("# Claims of the papers, measured")
     assert "Scale **quick**" in text
+    assert "Not measured at this scale: paper1_amp (no AMP sizes in scales.quick.amp)" in text
 
 
 @needs_science

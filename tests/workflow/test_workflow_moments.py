@@ -1,4 +1,4 @@
-"""The moment-hierarchy part of the workflow (moments.smk), on a tiny config in a repository copy.
+"""The moment-hierarchy part of the workflow (paper2_moments.smk), on a tiny config in a repository copy.
 
 (a) the default config plans Figures 1, 4, S6 at both scales, with the
     paper's d = 400, lr 0.01, batch 512 at paper scale;
@@ -49,13 +49,13 @@ def tiny_moments_config() -> dict:
 def test_default_config_plans_the_moment_figures_at_both_scales(repo_copy):
     done = run_snakemake(repo_copy, "-n", "--cores", "2")
     rules = {rule for rule, _ in planned_jobs(done.stdout)}
-    assert {"moment_truncations", "riccati_flow", "truncation_error", "sgd_run_prefactor",
+    assert {"moment_truncations", "riccati_flow", "truncation_error", "sgd_run",
             "paper2_fig1", "paper2_fig4", "paper2_figS6", "claims_paper2_moments"} <= rules
     paper = run_snakemake(repo_copy, "-n", "--cores", "2", "--config", "scale=paper")
     outputs = [out for rule, out in planned_jobs(paper.stdout)
-               if rule in ("sgd_run", "sgd_run_prefactor")]
+               if rule == "sgd_run"]
     # Figures 1 and 4 at the paper's settings (paper2.md §6): d = 400, lr 0.01, batch 512
-    assert "results/paper/sgd/tied_softmax_T2_rho0.5_aim_d400/" \
+    assert "results/paper/sgd/tied_softmax_T2_rho0.5_aim_c0.5_d400/" \
            "lr0.01_B512_wd0_t2_n81_stopnone_seed0.csv" in outputs
     assert "results/paper/sgd/tied_linear_T1_rho0.5_aim_c1_d400/" \
            "lr0.01_B512_wd0_t0.1_n81_stopnone_seed2.csv" in outputs

@@ -1,4 +1,4 @@
-"""The untied-attention part of the workflow (untied.smk), on a tiny config in a repository copy.
+"""The untied-attention part of the workflow (paper2_untied.smk), on a tiny config in a repository copy.
 
 (a) the default config plans Figures 3, S4, S5 at both scales, with the
     paper's d = 800, lr 0.01 and batch 4096 at paper scale;

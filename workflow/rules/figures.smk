@@ -1,32 +1,24 @@
-# Figures: one rule per figure; its inputs are exactly the results it plots
-# (plus the code that draws them).  Each writes a PDF, a PNG (shown in
-# `snakemake --report`) and a provenance sidecar with the same stem.
+# Figures: one rule per figure; its inputs are exactly the results it plots.
+# Each writes a PDF, a PNG (shown in `snakemake --report`, with the caption
+# workflow/report/<name>.rst) and a provenance sidecar with the same stem.
 
 
 rule paper1_fig1:
     """Paper 1, Figure 1: hardmax SE error vs alpha (left) and alpha/rho (right)."""
     input:
-        curves=lambda wildcards: curve_paths(figure1_curves(wildcards.scale)),
-        # AMP markers of the left panel (amp.smk); none if not configured.
-        amp=lambda wildcards: [c["path"] for c in figure1_amp_curves(wildcards.scale)],
+        curves=lambda wildcards: column(PLAN.figure1_curves(wildcards.scale), "path"),
+        amp=lambda wildcards: column(PLAN.figure1_amp_curves(wildcards.scale), "path"),
         code=script_code("paper1_fig1.py"),
     output:
-        pdf="figures/{scale}/paper1_fig1.pdf",
-        png=report(
-            "figures/{scale}/paper1_fig1.png",
-            caption="../report/paper1_fig1.rst",
-            category="Paper 1",
-            subcategory="Figure 1",
-        ),
-        sidecar="figures/{scale}/paper1_fig1.json",
+        **figure_outputs("paper1_fig1", "Paper 1", "Figure 1"),
     params:
-        curves=lambda wildcards: figure1_curves(wildcards.scale),
+        curves=lambda wildcards: PLAN.figure1_curves(wildcards.scale),
         channels=config["paper1"]["figure1"]["channels"],
         T=config["paper1"]["figure1"]["T"],
         small_width_limit=config["paper1"]["figure1"]["right"]["small_width_limit"],
-        amp_curves=lambda wildcards: amp_curve_params(figure1_amp_curves(wildcards.scale)),
+        amp_curves=lambda wildcards: Plan.without_runs(PLAN.figure1_amp_curves(wildcards.scale)),
     log:
-        "results/{scale}/logs/figures/paper1_fig1.log",
+        figure_log("paper1_fig1"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -38,31 +30,235 @@ rule paper1_fig1:
 rule paper1_fig2:
     """Paper 1, Figure 2: softmax SE error vs alpha (left) and alpha (T^2+T-2) (right)."""
     input:
-        curves=lambda wildcards: curve_paths(figure2_curves(wildcards.scale)),
-        # Simulation markers (AMP, GD) are further named inputs; the script
-        # draws whichever it is given.  AMP: amp.smk, none if not configured.
-        amp=lambda wildcards: [c["path"] for c in figure2_amp_curves(wildcards.scale)],
-        # GD '+' and 'x' markers (gd.smk), one summary per T; none if not configured.
-        gd=lambda wildcards: [c["path"] for c in figure2_gd_curves(wildcards.scale)],
+        curves=lambda wildcards: column(PLAN.figure2_curves(wildcards.scale), "path"),
+        amp=lambda wildcards: column(PLAN.figure2_amp_curves(wildcards.scale), "path"),
+        gd=lambda wildcards: column(PLAN.figure2_gd_curves(wildcards.scale), "path"),
         code=script_code("paper1_fig2.py"),
     output:
-        pdf="figures/{scale}/paper1_fig2.pdf",
-        png=report(
-            "figures/{scale}/paper1_fig2.png",
-            caption="../report/paper1_fig2.rst",
-            category="Paper 1",
-            subcategory="Figure 2",
-        ),
-        sidecar="figures/{scale}/paper1_fig2.json",
+        **figure_outputs("paper1_fig2", "Paper 1", "Figure 2"),
     params:
-        curves=lambda wildcards: figure2_curves(wildcards.scale),
-        amp_curves=lambda wildcards: amp_curve_params(figure2_amp_curves(wildcards.scale)),
-        gd_curves=lambda wildcards: amp_curve_params(figure2_gd_curves(wildcards.scale)),
+        curves=lambda wildcards: PLAN.figure2_curves(wildcards.scale),
+        amp_curves=lambda wildcards: Plan.without_runs(PLAN.figure2_amp_curves(wildcards.scale)),
+        gd_curves=lambda wildcards: Plan.without_runs(PLAN.figure2_gd_curves(wildcards.scale)),
     log:
-        "results/{scale}/logs/figures/paper1_fig2.log",
+        figure_log("paper1_fig2"),
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
     script:
         "../scripts/paper1_fig2.py"
+
+
+rule paper2_fig1:
+    """Paper 2, Figure 1: tied softmax SGD against truncations of order M and the matrix flow."""
+    input:
+        runs=lambda wildcards: column(PLAN.figure1_moment_runs(wildcards.scale), "path"),
+        flows=lambda wildcards: column(PLAN.figure1_moment_runs(wildcards.scale), "flow_path"),
+        truncations=lambda wildcards: column(PLAN.figure1_moment_runs(wildcards.scale),
+                                             "truncations_path"),
+        code=script_code("paper2_fig1.py"),
+    output:
+        **figure_outputs("paper2_fig1", "Paper 2", "Figure 1"),
+    params:
+        runs=lambda wildcards: PLAN.figure1_moment_runs(wildcards.scale),
+        orders=P2.get("figure1", {}).get("orders"),
+    log:
+        figure_log("paper2_fig1"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper2_fig1.py"
+
+
+rule paper2_fig2:
+    """Paper 2, Figure 2: tied W vs direct S for h1, h2, h3 (SGD over seeds, reference flows)."""
+    input:
+        runs=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "path"),
+        flows=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "flow_path"),
+        code=script_code("paper2_fig2.py"),
+    output:
+        **figure_outputs("paper2_fig2", "Paper 2", "Figure 2"),
+    params:
+        runs=lambda wildcards: PLAN.figure2_runs(wildcards.scale),
+        threshold=P2.get("threshold"),
+    log:
+        figure_log("paper2_fig2"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper2_fig2.py"
+
+
+rule paper2_fig3:
+    """Paper 2, Figure 3: untied attention, symmetric overlap vs slow time for h1, h2, h3."""
+    input:
+        runs=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "path"),
+        flows=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "flow_path"),
+        code=script_code("paper2_fig3.py"),
+    output:
+        **figure_outputs("paper2_fig3", "Paper 2", "Figure 3"),
+    params:
+        runs=lambda wildcards: PLAN.figure3_untied_runs(wildcards.scale),
+        threshold=P2.get("threshold"),
+    log:
+        figure_log("paper2_fig3"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper2_fig3.py"
+
+
+rule paper2_fig4:
+    """Paper 2, Figure 4: the exactly solvable case, SGD against truncations and the Riccati flow."""
+    input:
+        runs=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale), "path"),
+        exact=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale), "exact_path"),
+        truncations=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale),
+                                             "truncations_path"),
+        code=script_code("paper2_fig4.py"),
+    output:
+        **figure_outputs("paper2_fig4", "Paper 2", "Figure 4"),
+    params:
+        runs=lambda wildcards: PLAN.figure4_moment_runs(wildcards.scale),
+        orders=P2.get("figure4", {}).get("orders"),
+    log:
+        figure_log("paper2_fig4"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper2_fig4.py"
+
+
+rule paper2_figS1:
+    """Paper 2, Figure S1: Theorem 1 at finite d, loss against Phi(q) and the gap against d."""
+    input:
+        tables=lambda wildcards: PLAN.theorem1_paths(wildcards.scale),
+        code=script_code("paper2_figS1.py"),
+    output:
+        **figure_outputs("paper2_figS1", "Paper 2", "Figure S1"),
+    params:
+        links=P2.get("figureS1", {}).get("links"),
+    log:
+        figure_log("paper2_figS1"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/paper2_figS1.py"
+
+
+rule paper2_figS2:
+    """Paper 2, Figure S2: the population landscape, with the tied uninformative point."""
+    input:
+        tables=lambda wildcards: PLAN.landscape_paths(wildcards.scale),
+        code=script_code("paper2_figS2.py"),
+    output:
+        **figure_outputs("paper2_figS2", "Paper 2", "Figure S2"),
+    params:
+        links=P2.get("figureS2", {}).get("links"),
+        rho=P2.get("figureS2", {}).get("rho"),
+    log:
+        figure_log("paper2_figS2"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/paper2_figS2.py"
+
+
+rule paper2_figS3:
+    """Paper 2, Figure S3: weak-recovery time (t_ode) and samples/(d^2 ln d) against d."""
+    input:
+        runs=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "path"),
+        flows=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "flow_path"),
+        code=script_code("paper2_figS3.py"),
+    output:
+        **figure_outputs("paper2_figS3", "Paper 2", "Figure S3"),
+    params:
+        runs=lambda wildcards: PLAN.figureS3_runs(wildcards.scale),
+        threshold=P2.get("threshold"),
+        eta=P2.get("figureS3", {}).get("eta"),
+    log:
+        figure_log("paper2_figS3"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/paper2_figS3.py"
+
+
+rule paper2_figS4:
+    """Paper 2, Figure S4: the mean collapses on t = lr n, the overlap on tau = lr n/d."""
+    input:
+        runs=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "path"),
+        flows=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "flow_path"),
+        limits=lambda wildcards: column(PLAN.figureS4_limit_runs(wildcards.scale), "limit_path"),
+        code=script_code("paper2_figS4.py"),
+    output:
+        **figure_outputs("paper2_figS4", "Paper 2", "Figure S4"),
+    params:
+        runs=lambda wildcards: PLAN.figureS4_runs(wildcards.scale),
+        limits=lambda wildcards: PLAN.figureS4_limit_runs(wildcards.scale),
+    log:
+        figure_log("paper2_figS4"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper2_figS4.py"
+
+
+rule paper2_figS5:
+    """Paper 2, Figure S5: escape time vs teacher mean for several d, with the derived threshold."""
+    input:
+        runs=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "path"),
+        flows=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "flow_path"),
+        fast_states=lambda wildcards: PLAN.fast_states_path(wildcards.scale),
+        code=script_code("paper2_figS5.py"),
+    output:
+        **figure_outputs("paper2_figS5", "Paper 2", "Figure S5"),
+    params:
+        runs=lambda wildcards: PLAN.figureS5_runs(wildcards.scale),
+        threshold=P2.get("threshold"),
+    log:
+        figure_log("paper2_figS5"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper2_figS5.py"
+
+
+rule paper2_figS6:
+    """Paper 2, Figure S6: truncation error against M at fixed times, per weight decay."""
+    input:
+        tables=lambda wildcards: column(PLAN.figureS6_tables(wildcards.scale), "path"),
+        code=script_code("paper2_figS6.py"),
+    output:
+        **figure_outputs("paper2_figS6", "Paper 2", "Figure S6"),
+    params:
+        tables=lambda wildcards: PLAN.figureS6_tables(wildcards.scale),
+        times=P2.get("figureS6", {}).get("times"),
+        matrix_scale=P2.get("figureS6", {}).get("matrix_scale"),
+    log:
+        figure_log("paper2_figS6"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/paper2_figS6.py"

@@ -125,7 +125,7 @@ class Job:
 def runs_per_alpha(paths: Sequence[str], curve: Mapping[str, Any], load) -> list[list[Any]]:
     """``load`` of each run of a marker curve, one list of seeds per alpha.
 
-    The rules list the runs alpha-major, seeds inside (common.smk:
+    The rules list the runs alpha-major, seeds inside (workflow/lib, plans.py:
     ``_amp_curve``, ``figure2_gd_curves``).
     """
     paths, n_seeds = list(paths), len(curve["seeds"])

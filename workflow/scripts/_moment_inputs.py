@@ -3,7 +3,7 @@
 Each replicate of Figures 1 and 4 is an SGD run (``path``), its
 infinite-order reference (``flow_path``: matrix flow; ``exact_path``:
 Riccati closed form) and its truncation table (``truncations_path``), as
-planned by moments.smk.
+planned by Plan.figure1_moment_runs and Plan.figure4_moment_runs.
 """
 
 from aimrepro.paper2.moment_experiments import population_loss, read_truncations

@@ -1,4 +1,4 @@
-"""Loading the untied runs a figure or claims rule names (untied.smk), grouped by a key."""
+"""Loading the untied runs a figure or claims rule names (paper2_untied.smk, figures.smk, claims.smk), grouped by a key."""
 
 from aimrepro.paper2.trajectory import Trajectory
 from aimrepro.records.tables import read_table

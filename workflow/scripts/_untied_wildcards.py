@@ -1,4 +1,4 @@
-"""The untied problem and record grid named by an untied result path (untied.smk).
+"""The untied problem and record grid named by an untied result path (paths.UNTIED_SGD, paths.UNTIED_THEORY).
 
 Shared by the scripts of rules untied_sgd_run and untied_theory, which read
 the same wildcards.

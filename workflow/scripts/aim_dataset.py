@@ -1,6 +1,6 @@
 """Rule aim_dataset: one AIM dataset (teacher, training and test sequences) -> .npz + sidecar.
 
-Wildcards name the dataset (common.smk: dataset_path); the science is
+Wildcards name the dataset (paths.DATASET, paper1_simulations.smk); the science is
 ``aimrepro.paper1.data.sample_dataset``.
 """
 

@@ -1,7 +1,7 @@
 """Rule amp_summary: AMP runs of one curve -> mean and std per alpha (CSV) + sidecar.
 
 The science is ``aimrepro.paper1.amp.summary_table``; the runs come in the order of
-the curve's alphas and seeds (common.smk: figure1/figure2_amp_curves).
+the curve's alphas and seeds (Plan.figure1_amp_curves, Plan.figure2_amp_curves).
 """
 
 from _job import run_job, runs_per_alpha

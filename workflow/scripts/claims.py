@@ -13,14 +13,14 @@ def main(smk) -> None:
         rows = merge_claims(fragments)
         git = git_state()
         text = render_claims_markdown(rows, scale=smk.wildcards.scale, commit=git["commit"],
-                                      dirty=git["dirty"], pending=list(smk.params.pending))
+                                      dirty=git["dirty"], not_measured=dict(smk.params.not_measured))
         with atomic_write(smk.output.table) as handle:
             handle.write(text)
         n_failed = sum(not row.passed for row in rows)
         job.log.info("%d claims from %d fragments, %d failed", len(rows), len(fragments), n_failed)
         job.write_sidecar(smk.output.table, diagnostics={
             "n_claims": len(rows), "n_failed": n_failed, "all_passed": n_failed == 0,
-            "pending_topics": list(smk.params.pending),
+            "not_measured": dict(smk.params.not_measured),
         })
 
 

@@ -1,7 +1,7 @@
 """Rule gd_summary: GD runs of one T -> mean and std per alpha (CSV) + sidecar.
 
 The science is ``aimrepro.paper1.gd.summary_table``; the runs come in the order of
-the curve's alphas and seeds (common.smk: figure2_gd_curves).
+the curve's alphas and seeds (Plan.figure2_gd_curves).
 """
 
 from _job import run_job, runs_per_alpha

@@ -1,6 +1,6 @@
 """Rule moment_truncations: the truncated hierarchy at every order -> CSV long table + sidecar.
 
-Wildcards name the problem (dynamics/moments paths in moments.smk); the
+Wildcards name the problem (paths.TRUNCATIONS, paper2_moments.smk); the
 science is ``aimrepro.paper2.moment_experiments.truncation_table``.
 """
 

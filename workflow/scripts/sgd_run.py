@@ -1,7 +1,7 @@
-"""Rules sgd_run and sgd_run_prefactor: one online-SGD run -> CSV trajectory + sidecar.
+"""Rule sgd_run: one online-SGD run -> CSV trajectory + sidecar.
 
-Wildcards name the problem and optimiser (dynamics.smk; moments.smk adds the
-loss prefactor ``c``); the science is ``aimrepro.paper2.sgd.SGDRun``.
+Wildcards name the problem, the loss prefactor ``c`` and the optimiser
+(paper2_dynamics.smk); the science is ``aimrepro.paper2.sgd.SGDRun``.
 """
 
 import time
@@ -16,10 +16,8 @@ from aimrepro.records.tables import write_table
 def main(smk) -> None:
     with run_job(smk) as job:
         wc = smk.wildcards
-        # Rule sgd_run_prefactor (moments.smk) adds the loss prefactor c as a wildcard.
-        prefactor = {} if wc.get("c") is None else {"loss_prefactor": float(wc.c)}
         spec = ProblemSpec(wc.param, wc.link, int(wc.T), int(wc.d), rho=float(wc.rho),
-                           normalisation=wc.normalisation, **prefactor)
+                           normalisation=wc.normalisation, loss_prefactor=float(wc.c))
         settings = SGDSettings(lr=float(wc.lr), batch=int(wc.B), horizon=float(wc.horizon),
                                weight_decay=float(wc.wd), n_records=int(wc.records),
                                stop_overlap=None if wc.stop == "none" else float(wc.stop))

@@ -169,7 +169,7 @@ def paper1_amp_claims(curves: Sequence[Mapping], tables: Sequence[Mapping]) -> l
 
     Parameters
     ----------
-    curves : the planned AMP curves (channel, T, rho, d, seeds, ...), as in common.smk
+    curves : the planned AMP curves (channel, T, rho, d, seeds, ...), as the workflow plans them
     tables : their summary tables (``amp.summary_table`` columns), same order
     """
     rows = []

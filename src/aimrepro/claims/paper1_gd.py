@@ -182,7 +182,7 @@ def paper1_gd_claims(curves: Sequence[Mapping], tables: Sequence[Mapping]) -> li
 
     Parameters
     ----------
-    curves : the planned GD curves (T, rho, d, inits, seeds, alphas, ...), as in common.smk
+    curves : the planned GD curves (T, rho, d, inits, seeds, alphas, ...), as the workflow plans them
     tables : their summary tables (``gd.summary_table`` columns), same order
     """
     if not curves:

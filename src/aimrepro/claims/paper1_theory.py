@@ -124,5 +124,5 @@ def paper1_theory_claims(*, softmax_rhos, collapse_T_values, rho_collapse: float
             claim=f"hardmax T=2 Bayes-optimal error at rho={point['rho']:g}, alpha={point['alpha']:g} is 0.63 ({label})",
             expected=point["mmse"], measured=m, tolerance=0.01, passed=ok,
             note=("reproduces Figure 1 as published" if ok else
-                  "erratum B1: with the derivative of log Phi2 the SE error is much lower; AMP confirms it (issue 3)")))
+                  "erratum B1: with the derivative of log Phi2 the SE error is much lower; AMP confirms it (claims topic paper1_amp)")))
     return rows

@@ -23,7 +23,7 @@ import dataclasses
 import math
 import numbers
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,7 +139,7 @@ def render_claims_markdown(
     scale: str,
     commit: str,
     dirty: bool | None = None,
-    pending: Sequence[str] = (),
+    not_measured: Mapping[str, str] | None = None,
 ) -> str:
     """Render claims as a markdown document with one table.
 
@@ -152,9 +152,9 @@ def render_claims_markdown(
         Git commit the claims were computed at (``"unknown"`` allowed).
     dirty : bool or None
         Whether the working tree had uncommitted changes.
-    pending : sequence of str
-        Topics whose fragment is not produced yet; listed so a missing topic
-        is visible rather than silently absent.
+    not_measured : mapping of str to str, optional
+        Topics the config does not measure at this scale, with the reason;
+        listed so a missing topic is visible rather than silently absent.
 
     Returns
     -------
@@ -173,8 +173,9 @@ def render_claims_markdown(
         f"{len(rows) - n_failed} pass, {n_failed} FAIL",
         "",
     ]
-    if pending:
-        lines += [f"Pending topics (no fragment yet): {', '.join(pending)}", ""]
+    if not_measured:
+        reasons = "; ".join(f"{topic} ({why})" for topic, why in not_measured.items())
+        lines += [f"Not measured at this scale: {reasons}", ""]
     if rows:
         lines += [
             "| claim | expected | measured | tolerance | result | note |",

@@ -1,0 +1,90 @@
+"""Cross-key checks of the config that its JSON schema cannot express.
+
+Run once after the schema validation (``aimrepro.config.validate_config``),
+before anything is planned; a violation raises
+:class:`aimrepro.config.ConfigError` with one line naming the key, its value
+and what is allowed, as the schema's own errors do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aimrepro.config import ConfigError
+
+from .paths import SCALES
+from .plans import PAPER2_FAMILIES
+
+__all__ = ["check_config"]
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
+    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6):
+        problem = check(config)
+        if problem:
+            raise ConfigError(f"invalid config: {problem}")
+
+
+def _amp_plan(config) -> str | None:
+    plan = config["paper1"]["figure1"].get("amp")
+    if plan:
+        n = plan["alpha"]["n"]
+        if plan["last_index"] >= n:
+            return (f"paper1.figure1.amp.last_index = {plan['last_index']}; "
+                    f"allowed: an index < alpha.n = {n}")
+        left_rhos = {float(r) for r in config["paper1"]["figure1"]["left"]["rhos"]}
+        for i, entry in enumerate(plan["first_index"]):
+            if float(entry["rho"]) not in left_rhos:
+                return (f"paper1.figure1.amp.first_index[{i}].rho = {entry['rho']}; "
+                        f"allowed: one of left.rhos {sorted(left_rhos)}")
+            if entry["index"] > plan["last_index"]:
+                return (f"paper1.figure1.amp.first_index[{i}].index = {entry['index']}; "
+                        f"allowed: an index <= last_index = {plan['last_index']}")
+    right = config["paper1"]["figure2"]["right"].get("amp")
+    for i, run in enumerate(right["runs"] if right else []):
+        if run.get("last_index", 0) >= run["alpha"]["n"]:
+            return (f"paper1.figure2.right.amp.runs[{i}].last_index = {run['last_index']}; "
+                    f"allowed: an index < alpha.n = {run['alpha']['n']}")
+    return None
+
+
+def _paper2_families(config) -> str | None:
+    """A family of paper-2 figures comes whole: all its sections, and their sizes at every scale."""
+    sections = config.get("paper2", {})
+    for family, (needed, _, _) in PAPER2_FAMILIES.items():
+        present = [name for name in needed if name in sections]
+        if not present:
+            continue
+        for name in needed:
+            if name not in sections:
+                return (f"paper2.{name} is missing; allowed: a mapping (the {family} figures need "
+                        f"paper2.{', '.join(needed)} together)")
+            for scale in SCALES:
+                if name not in config["scales"][scale].get("paper2", {}):
+                    return (f"scales.{scale}.paper2.{name} is missing; allowed: the sizes of "
+                            f"paper2.{name} at scale {scale} (see config.yaml)")
+        if family == "untied":
+            for scale in SCALES:
+                if "untied_flow" not in config["scales"][scale]["paper2"]:
+                    return (f"scales.{scale}.paper2.untied_flow is missing; allowed: a mapping "
+                            "(the integrator of the untied population flow)")
+    return None
+
+
+def _stop_overlaps(config) -> str | None:
+    sections = config.get("paper2", {})
+    for name in ("figureS3", "figureS5"):
+        if name in sections and sections[name]["stop_overlap"] < sections["threshold"]:
+            return (f"paper2.{name}.stop_overlap = {sections[name]['stop_overlap']}; allowed: a "
+                    f"number >= paper2.threshold ({sections['threshold']})")
+    return None
+
+
+def _figure_s6(config) -> str | None:
+    science = config.get("paper2", {}).get("figureS6")
+    if science and not science["t_min"] < science["horizon"]:
+        return (f"paper2.figureS6.t_min = {science['t_min']}; "
+                f"allowed: a number < paper2.figureS6.horizon ({science['horizon']})")
+    return None

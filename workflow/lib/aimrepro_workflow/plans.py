@@ -1,0 +1,482 @@
+"""The plan: from the config, which results each figure and claims topic needs.
+
+:class:`Plan` wraps a validated config.  Its methods return, for one scale,
+the curves, runs and tables a figure or claims topic reads, as plain dicts
+(``path`` and the parameters of each): the rules take their inputs from the
+paths and their params from the rest, so the sidecar of a figure records
+exactly what it plotted.  Paths are spelled by :mod:`.paths` only.
+
+Which figures exist follows the config: paper 1's always; a family of paper
+2's when its sections are configured (the tests use smaller configs).  A
+claims topic is planned when the results it reads are planned at that scale
+(no AMP sizes at a scale: no AMP claims there).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aimrepro.numerics.grids import grid_values
+from aimrepro.paper1.thresholds import n_softmax_measurements
+
+from . import paths
+from .paths import fmt_number
+
+__all__ = ["Plan", "PAPER2_FAMILIES", "strided_indices"]
+
+#: Paper 2's figure families: the config sections each needs, its figures, its claims topic.
+PAPER2_FAMILIES = {
+    "dynamics": (("figure2", "figureS1", "figureS2", "figureS3"),
+                 ("paper2_fig2", "paper2_figS1", "paper2_figS2", "paper2_figS3"), "paper2_dynamics"),
+    "moments": (("figure1", "figure4", "figureS6"),
+                ("paper2_fig1", "paper2_fig4", "paper2_figS6"), "paper2_moments"),
+    "untied": (("figure3", "figureS4", "figureS5"),
+               ("paper2_fig3", "paper2_figS4", "paper2_figS5"), "paper2_untied"),
+}
+
+#: The loss prefactor c of L = c |F(G1) - F(G2)|^2 unless a figure sets it.
+DEFAULT_PREFACTOR = 0.5
+
+
+def strided_indices(first: int, last: int, stride: int) -> list[int]:
+    """Every stride-th index from last down to first, in increasing order (last is always run)."""
+    return sorted(range(int(last), int(first) - 1, -int(stride)))
+
+
+def _rounded(value: float) -> float:
+    """The value a job reads back from its path (6 significant digits)."""
+    return float(fmt_number(value))
+
+
+class Plan:
+    """The jobs of a validated config, per scale."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.config = config
+
+    # --- what is drawn ----------------------------------------------------
+
+    def paper2_families(self) -> list[str]:
+        sections = self.config.get("paper2", {})
+        return [name for name, (needed, _, _) in PAPER2_FAMILIES.items()
+                if all(key in sections for key in needed)]
+
+    def figures(self) -> list[str]:
+        names = ["paper1_fig1", "paper1_fig2"]
+        for family in self.paper2_families():
+            names += PAPER2_FAMILIES[family][1]
+        return names
+
+    def claim_topics(self, scale: str) -> list[str]:
+        topics = ["paper1_theory"]
+        if self.amp_curves(scale):
+            topics.append("paper1_amp")
+        if self.figure2_gd_curves(scale):
+            topics.append("paper1_gd")
+        topics += [PAPER2_FAMILIES[family][2] for family in self.paper2_families()]
+        return topics
+
+    def unmeasured_topics(self, scale: str) -> dict[str, str]:
+        """Claims topics the config does not measure at ``scale``, with the reason."""
+        reasons = {}
+        if not self.amp_curves(scale):
+            reasons["paper1_amp"] = f"no AMP sizes in scales.{scale}.amp"
+        if not self.figure2_gd_curves(scale):
+            reasons["paper1_gd"] = f"no GD sizes in scales.{scale}.gd"
+        for family, (needed, _, topic) in PAPER2_FAMILIES.items():
+            if family not in self.paper2_families():
+                reasons[topic] = f"no paper2.{', '.join(needed)} in the config"
+        return reasons
+
+    def claim_fragments(self, scale: str) -> list[str]:
+        return [paths.CLAIM_FRAGMENT.format(scale, topic=topic) for topic in self.claim_topics(scale)]
+
+    def all_targets(self, scale: str) -> list[str]:
+        targets = []
+        for name in self.figures():
+            targets += list(paths.figure_paths(scale, name).values())
+        targets.append(paths.claims_table(scale))
+        return targets
+
+    # --- paper 1: state evolution -------------------------------------------
+
+    def _curve(self, scale, panel, channel, T, rho, axis, grid, n_points) -> dict:
+        return {
+            "panel": panel, "channel": channel, "T": int(T), "rho": _rounded(rho), "axis": axis,
+            "path": paths.SE_CURVE.format(scale, channel=channel, T=T, rho=rho, axis=axis,
+                                          spacing=grid["spacing"], lo=grid["lo"], hi=grid["hi"],
+                                          n=n_points),
+        }
+
+    def figure1_curves(self, scale: str) -> list[dict]:
+        """SE curves of paper 1, Figure 1 (hardmax), in drawing order; rho 0 is the rho -> 0 limit."""
+        figure = self.config["paper1"]["figure1"]
+        n_points = self.config["scales"][scale]["se_points"]
+        curves = []
+        for channel in figure["channels"]:
+            for rho in figure["left"]["rhos"]:
+                curves.append(self._curve(scale, "left", channel, figure["T"], rho, "alpha",
+                                          figure["left"]["alpha"], n_points["hardmax"]))
+            for rho in figure["right"]["rhos"]:
+                curves.append(self._curve(scale, "right", channel, figure["T"], rho, "alphabar",
+                                          figure["right"]["alphabar"], n_points["hardmax"]))
+            if figure["right"]["small_width_limit"]:
+                curves.append(self._curve(scale, "right", channel, figure["T"], 0.0, "alphabar",
+                                          figure["right"]["alphabar"], n_points["small_width"]))
+        return curves
+
+    def figure2_curves(self, scale: str) -> list[dict]:
+        """SE curves of paper 1, Figure 2 (softmax, beta = 1), in drawing order."""
+        figure = self.config["paper1"]["figure2"]
+        n_points = self.config["scales"][scale]["se_points"]["softmax"]
+        left, right = figure["left"], figure["right"]
+        curves = [self._curve(scale, "left", "softmax", left["T"], rho, "alphapr", left["alphapr"],
+                              n_points) for rho in left["rhos"]]
+        if left["rho_infinity"]:
+            curves.append(self._curve(scale, "left", "softmax", left["T"], math.inf, "alpha",
+                                      left["rho_infinity_alpha"], n_points))
+        curves.append(self._curve(scale, "right", "softmax", right["T"], right["rho"], "alphaT",
+                                  right["alphaT"], n_points))
+        return curves
+
+    # --- paper 1: AMP ---------------------------------------------------------
+
+    def amp_size(self, scale: str, family: str) -> dict | None:
+        """scales.<scale>.amp.<family> ({d, seeds, alpha_stride}), or None: no AMP at this scale."""
+        return self.config["scales"][scale].get("amp", {}).get(family)
+
+    def _amp_curve(self, scale, channel, T, rho, size, alphas, beta=None, **extra) -> dict:
+        alphas = [_rounded(a) for a in alphas]
+        seeds = list(range(int(size["seeds"])))
+        token = paths.dataset_link(channel, beta)
+        common = dict(channel=token, T=T, rho=rho, d=size["d"])
+        return {
+            "channel": channel, "T": int(T), "rho": _rounded(rho), "d": int(size["d"]),
+            "beta": beta, "alphas": alphas, "seeds": seeds,
+            "path": paths.AMP_SUMMARY.format(scale, n=len(seeds), **common),
+            "runs": [[paths.AMP_RUN.format(scale, alpha=a, seed=s, **common) for s in seeds]
+                     for a in alphas],
+            **extra,
+        }
+
+    def figure1_amp_curves(self, scale: str) -> list[dict]:
+        """AMP marker curves of Figure 1 left (one per channel and rho), or [] if not configured."""
+        plan = self.config["paper1"]["figure1"].get("amp")
+        size = self.amp_size(scale, "hardmax")
+        if not plan or not size:
+            return []
+        spec = plan["alpha"]
+        grid = grid_values(spec["spacing"], spec["lo"], spec["hi"], spec["n"])
+        curves = []
+        for channel in plan["channels"]:
+            for entry in plan["first_index"]:
+                picked = strided_indices(entry["index"], plan["last_index"], size.get("alpha_stride", 1))
+                curves.append(self._amp_curve(scale, channel, self.config["paper1"]["figure1"]["T"],
+                                              entry["rho"], size, [grid[i] for i in picked],
+                                              panel="left"))
+        return curves
+
+    def figure2_amp_curves(self, scale: str) -> list[dict]:
+        """AMP marker curves of Figure 2 right (one per T), or [] if not configured."""
+        right = self.config["paper1"]["figure2"]["right"]
+        plan = right.get("amp")
+        size = self.amp_size(scale, "softmax")
+        if not plan or not size:
+            return []
+        curves = []
+        for run in plan["runs"]:
+            spec = run["alpha"]
+            grid = grid_values(spec["spacing"], spec["lo"], spec["hi"], spec["n"])
+            last = run.get("last_index", spec["n"] - 1)
+            picked = strided_indices(0, last, size.get("alpha_stride", 1))
+            curves.append(self._amp_curve(scale, "softmax", run["T"], right["rho"], size,
+                                          [grid[i] for i in picked], beta=float(plan["beta"]),
+                                          panel="right"))
+        return curves
+
+    def amp_curves(self, scale: str) -> list[dict]:
+        return self.figure1_amp_curves(scale) + self.figure2_amp_curves(scale)
+
+    # --- paper 1: gradient descent ---------------------------------------------
+
+    def gd_size(self, scale: str) -> dict | None:
+        """scales.<scale>.gd ({d, seeds, inits, alpha_stride, alphaT_max, threads}), or None."""
+        return self.config["scales"][scale].get("gd")
+
+    def figure2_gd_curves(self, scale: str) -> list[dict]:
+        """GD marker curves of Figure 2 right, one per T, or [] if not configured.
+
+        The alphas are every alpha_stride-th point of the grid counted back from
+        its last point, then those with alpha (T^2+T-2) <= alphaT_max (if set).
+        """
+        right = self.config["paper1"]["figure2"]["right"]
+        plan = right.get("gd")
+        size = self.gd_size(scale)
+        if not plan or not size:
+            return []
+        spec = plan["alpha"]
+        grid = grid_values(spec["spacing"], spec["lo"], spec["hi"], spec["n"])
+        picked = [grid[i] for i in strided_indices(0, spec["n"] - 1, size.get("alpha_stride", 1))]
+        beta = float(plan["beta"])
+        d, n_inits = int(size["d"]), int(size["inits"])
+        seeds = list(range(int(size["seeds"])))
+        curves = []
+        for T in plan["Ts"]:
+            measurements = n_softmax_measurements(T)
+            alphas = [_rounded(a) for a in picked
+                      if size.get("alphaT_max") is None or a * measurements <= size["alphaT_max"]]
+            if not alphas:
+                continue
+            common = dict(link=paths.dataset_link("softmax", beta), T=T, rho=right["rho"], d=d,
+                          inits=n_inits)
+            curves.append({
+                "T": int(T), "rho": _rounded(right["rho"]), "d": d, "inits": n_inits, "beta": beta,
+                "alphas": alphas, "seeds": seeds,
+                "path": paths.GD_SUMMARY.format(scale, n=len(seeds), **common),
+                "runs": [[paths.GD_RUN.format(scale, alpha=a, seed=s, **common) for s in seeds]
+                         for a in alphas],
+            })
+        return curves
+
+    @staticmethod
+    def without_runs(curves: Sequence[Mapping]) -> list[dict]:
+        """Curves as rule params: everything but the list of run paths (those are inputs)."""
+        return [{k: v for k, v in curve.items() if k != "runs"} for curve in curves]
+
+    def curve_of(self, curves: Sequence[Mapping], path: str) -> Mapping:
+        """The planned curve whose summary is ``path``."""
+        for curve in curves:
+            if curve["path"] == path:
+                return curve
+        raise ValueError(f"{path} is not a planned curve of the config")
+
+    # --- paper 2: dynamics ------------------------------------------------------
+
+    def p2_sizes(self, scale: str) -> dict:
+        return self.config["scales"][scale]["paper2"]
+
+    def _seed(self, replicate: int) -> int:
+        return self.config["paper2"]["seed"] + replicate
+
+    @staticmethod
+    def sgd_run_path(scale, *, param, link, T, rho, normalisation, d, lr, batch, weight_decay,
+                     horizon, records, stop, seed, c=DEFAULT_PREFACTOR) -> str:
+        return paths.SGD_RUN.format(scale, param=param, link=link, T=T, rho=rho,
+                                    normalisation=normalisation, c=c, d=d, lr=lr, B=batch,
+                                    wd=weight_decay, horizon=horizon, records=records, stop=stop,
+                                    seed=seed)
+
+    @staticmethod
+    def reference_flow_path(scale, *, param, link, T, rho, normalisation, d, weight_decay, horizon,
+                            records, seed) -> str:
+        return paths.REFERENCE_FLOW.format(scale, param=param, link=link, T=T, rho=rho,
+                                           normalisation=normalisation, d=d, wd=weight_decay,
+                                           horizon=horizon, records=records, seed=seed)
+
+    @staticmethod
+    def lr_rule(eta: float, batch: int, d: int) -> float:
+        """Step size with per-sample rate lr/batch = eta/(d ln d) (paper2.md §2.4), 6 digits."""
+        return _rounded(batch * eta / (d * math.log(d)))
+
+    def figure2_runs(self, scale: str) -> list[dict]:
+        """Runs of Figure 2: every parametrisation, link and replicate, with its reference flow."""
+        science, sizes = self.config["paper2"]["figure2"], self.p2_sizes(scale)["figure2"]
+        runs = []
+        for param in ("tied", "direct"):
+            for link in science["links"]:
+                for s in range(sizes["seeds"]):
+                    common = dict(param=param, link=link, T=science["T"], rho=science["rho"],
+                                  normalisation=science["normalisation"], d=sizes["d"],
+                                  weight_decay=science["weight_decay"], horizon=science["horizon"],
+                                  records=sizes["records"], seed=self._seed(s))
+                    lr = sizes["lr"][param][link]
+                    runs.append({**common, "lr": lr, "batch": sizes["batch"],
+                                 "path": self.sgd_run_path(scale, lr=lr, batch=sizes["batch"],
+                                                           stop=None, **common),
+                                 "flow_path": self.reference_flow_path(scale, **common)})
+        return runs
+
+    def figureS3_runs(self, scale: str) -> list[dict]:
+        """Runs of Figure S3 (per parametrisation, link, d, replicate; lr = B eta/(d ln d)) and flows."""
+        science, sizes = self.config["paper2"]["figureS3"], self.p2_sizes(scale)["figureS3"]
+        runs = []
+        for param in ("tied", "direct"):
+            for link in science["links"]:
+                for d in sizes["dims"][param]:
+                    lr = self.lr_rule(science["eta"], sizes["batch"], d)
+                    for s in range(sizes["seeds"]):
+                        common = dict(param=param, link=link, T=science["T"], rho=science["rho"],
+                                      normalisation=science["normalisation"], d=d, weight_decay=0.0,
+                                      horizon=science["horizon"][param], records=sizes["records"],
+                                      seed=self._seed(s))
+                        runs.append({**common, "lr": lr, "batch": sizes["batch"],
+                                     "path": self.sgd_run_path(scale, lr=lr, batch=sizes["batch"],
+                                                               stop=science["stop_overlap"], **common),
+                                     "flow_path": self.reference_flow_path(scale, **common)})
+        return runs
+
+    def theorem1_paths(self, scale: str) -> list[str]:
+        science, sizes = self.config["paper2"]["figureS1"], self.p2_sizes(scale)["figureS1"]
+        return [paths.THEOREM1.format(scale, links=science["links"], T=science["T"], rho=science["rho"],
+                                      beta=science["beta"], n=sizes["n_samples"],
+                                      seed=self.config["paper2"]["seed"], d=d)
+                for d in sizes["dims"]]
+
+    def landscape_paths(self, scale: str) -> list[str]:
+        science = self.config["paper2"]["figureS2"]
+        n_grid = self.p2_sizes(scale)["figureS2"]["n_grid"]
+        n_grid += 1 - n_grid % 2  # the grid must contain q12 = 0 and q11 = q22: odd
+        return [paths.LANDSCAPE.format(scale, link=link, T=science["T"], rho=science["rho"],
+                                       beta=science["beta"], n=n_grid)
+                for link in science["links"]]
+
+    # --- paper 2: the moment hierarchy ---------------------------------------------
+
+    def _truncations_path(self, scale, *, link, T, rho, normalisation, c, d, weight_decay,
+                          horizon, records, orders, seed) -> str:
+        return paths.TRUNCATIONS.format(scale, link=link, T=T, rho=rho, normalisation=normalisation,
+                                        c=c, d=d, wd=weight_decay, horizon=horizon, records=records,
+                                        orders=orders, seed=seed)
+
+    def figure1_moment_runs(self, scale: str) -> list[dict]:
+        """Figure 1 replicates: SGD (rule sgd_run), matrix flow (reference_flow), truncations."""
+        science, sizes = self.config["paper2"]["figure1"], self.p2_sizes(scale)["figure1"]
+        runs = []
+        for s in range(sizes["seeds"]):
+            common = dict(param="tied", link="softmax", T=science["T"], rho=science["rho"],
+                          normalisation=science["normalisation"], d=sizes["d"],
+                          weight_decay=science["weight_decay"], horizon=science["horizon"],
+                          records=sizes["records"], seed=self._seed(s))
+            runs.append({**common, "lr": sizes["lr"], "batch": sizes["batch"], "c": DEFAULT_PREFACTOR,
+                         "path": self.sgd_run_path(scale, lr=sizes["lr"], batch=sizes["batch"],
+                                                   stop=None, **common),
+                         "flow_path": self.reference_flow_path(scale, **common),
+                         "truncations_path": self._truncations_path(
+                             scale, link="softmax", T=science["T"], rho=science["rho"],
+                             normalisation=science["normalisation"], c=DEFAULT_PREFACTOR,
+                             d=sizes["d"], weight_decay=science["weight_decay"],
+                             horizon=science["horizon"], records=sizes["records"],
+                             orders=science["orders"], seed=self._seed(s))})
+        return runs
+
+    def figure4_moment_runs(self, scale: str) -> list[dict]:
+        """Figure 4 replicates: SGD with loss c (G1 - G2)^2, the Riccati solution, truncations."""
+        science, sizes = self.config["paper2"]["figure4"], self.p2_sizes(scale)["figure4"]
+        c = science["prefactor"]
+        runs = []
+        for s in range(sizes["seeds"]):
+            common = dict(rho=science["rho"], normalisation=science["normalisation"], c=c,
+                          d=sizes["d"], weight_decay=science["weight_decay"],
+                          horizon=science["horizon"], records=sizes["records"], seed=self._seed(s))
+            runs.append({**common, "param": "tied", "link": "linear", "T": 1, "lr": sizes["lr"],
+                         "batch": sizes["batch"],
+                         "path": self.sgd_run_path(scale, param="tied", link="linear", T=1,
+                                                   lr=sizes["lr"], batch=sizes["batch"], stop=None,
+                                                   **common),
+                         "exact_path": paths.RICCATI.format(
+                             scale, rho=science["rho"], normalisation=science["normalisation"], c=c,
+                             d=sizes["d"], wd=science["weight_decay"], horizon=science["horizon"],
+                             records=sizes["records"], seed=self._seed(s)),
+                         "truncations_path": self._truncations_path(scale, link="linear", T=1,
+                                                                    orders=science["orders"],
+                                                                    **common)})
+        return runs
+
+    def figureS6_tables(self, scale: str) -> list[dict]:
+        """Figure S6: one truncation-error table per weight decay."""
+        science, sizes = self.config["paper2"]["figureS6"], self.p2_sizes(scale)["figureS6"]
+        return [{"weight_decay": float(gamma),
+                 "path": paths.TRUNCATION_ERROR.format(
+                     scale, rho=science["rho"], normalisation=science["normalisation"],
+                     c=science["prefactor"], s=science["matrix_scale"], d=sizes["d"], wd=gamma,
+                     tmin=science["t_min"], horizon=science["horizon"], records=sizes["records"],
+                     M=sizes["max_order"], seed=self.config["paper2"]["seed"])}
+                for gamma in science["weight_decays"]]
+
+    # --- paper 2: untied attention ------------------------------------------------
+
+    def _untied_run(self, scale, *, lr, batch, seed, flow, **problem) -> dict:
+        """One untied replicate: its SGD path, population-flow path and slaved-limit path."""
+        values = dict(link=problem["link"], T=problem["T"], rho=problem["rho"],
+                      normalisation=problem["normalisation"], sU=problem["scales"][0],
+                      sV=problem["scales"][1], m2=problem["teacher_mean"], m0=problem["init_mean"],
+                      d=problem["d"], wd=problem["weight_decay"], horizon=problem["horizon"],
+                      records=problem["records"], fh=problem["fast_horizon"],
+                      nf=problem["fast_records"], stop=problem["stop"], seed=seed)
+        method = f"_{flow['method']}-{fmt_number(flow['rtol'])}"
+        return {
+            **problem, "lr": lr, "batch": batch, "seed": seed,
+            "path": paths.UNTIED_SGD.format(scale, lr=lr, B=batch, **values),
+            "flow_path": paths.UNTIED_THEORY.format(scale, kind="flow", method=method, **values),
+            "limit_path": paths.UNTIED_THEORY.format(scale, kind="limit", method="", **values),
+        }
+
+    @staticmethod
+    def _untied_common(science) -> dict:
+        return dict(T=science.get("T", 1), rho=science["rho"],
+                    normalisation=science["normalisation"], scales=science["init_scales"])
+
+    def figure3_untied_runs(self, scale: str) -> list[dict]:
+        science, sizes = self.config["paper2"]["figure3"], self.p2_sizes(scale)["figure3"]
+        runs = []
+        for link in science["links"]:
+            for s in range(sizes["seeds"]):
+                runs.append(self._untied_run(
+                    scale, lr=sizes["lr"][link], batch=sizes["batch"], seed=self._seed(s),
+                    flow=self.p2_sizes(scale)["untied_flow"], link=link,
+                    **self._untied_common(science), teacher_mean=science["teacher_mean"],
+                    init_mean=None, d=sizes["d"], weight_decay=science["weight_decay"],
+                    horizon=science["horizon"], records=sizes["records"], fast_horizon=0.0,
+                    fast_records=0, stop=None))
+        return runs
+
+    def figureS4_runs(self, scale: str) -> list[dict]:
+        science, sizes = self.config["paper2"]["figureS4"], self.p2_sizes(scale)["figureS4"]
+        runs = []
+        for d in sizes["dims"]:
+            for s in range(sizes["seeds"]):
+                runs.append(self._untied_run(
+                    scale, lr=sizes["lr"], batch=sizes["batch"], seed=self._seed(s),
+                    flow=self.p2_sizes(scale)["untied_flow"], link=science["link"],
+                    **self._untied_common(science), teacher_mean=science["teacher_mean"],
+                    init_mean=science["init_mean"], d=d, weight_decay=0.0,
+                    horizon=science["horizon"], records=sizes["records"],
+                    fast_horizon=science["fast_horizon"], fast_records=sizes["fast_records"],
+                    stop=None))
+        return runs
+
+    def figureS4_limit_runs(self, scale: str) -> list[dict]:
+        """The slaved d -> infinity flow from the largest d's replicates (Figure S4, claims)."""
+        runs = self.figureS4_runs(scale)
+        largest = max(run["d"] for run in runs)
+        return [run for run in runs if run["d"] == largest]
+
+    def figureS5_runs(self, scale: str) -> list[dict]:
+        science, sizes = self.config["paper2"]["figureS5"], self.p2_sizes(scale)["figureS5"]
+        runs = []
+        for teacher_mean in science["teacher_means"]:
+            for d in sizes["dims"]:
+                for s in range(sizes["seeds"]):
+                    runs.append(self._untied_run(
+                        scale, lr=sizes["lr"], batch=sizes["batch"], seed=self._seed(s),
+                        flow=self.p2_sizes(scale)["untied_flow"], link=science["link"],
+                        **self._untied_common(science), teacher_mean=teacher_mean, init_mean=None,
+                        d=d, weight_decay=0.0, horizon=science["horizon"],
+                        records=sizes["records"], fast_horizon=science["fast_horizon"],
+                        fast_records=sizes["fast_records"], stop=science["stop_overlap"]))
+        return runs
+
+    def fast_states_path(self, scale: str) -> str:
+        science = self.config["paper2"]["figureS5"]
+        means = science["teacher_means"]
+        return paths.FAST_STATES.format(
+            scale, link=science["link"], rho=science["rho"], normalisation=science["normalisation"],
+            sU=science["init_scales"][0], sV=science["init_scales"][1], lo=min(means),
+            hi=max(means), n=self.p2_sizes(scale)["figureS5"]["n_grid"])
+
+
+def column(runs: Sequence[Mapping], key: str) -> list:
+    """One entry of every planned run (``path``, ``flow_path``, ...)."""
+    return [run[key] for run in runs]

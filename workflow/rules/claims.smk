@@ -1,0 +1,172 @@
+# The claims table: one rule per topic writes results/{scale}/claims/<topic>.tsv
+# (claims_<topic>, module aimrepro.claims.<topic>); rule `claims` merges the
+# topics the plan measures at the scale into results/{scale}/claims.md.
+
+
+rule claims_paper1_theory:
+    """Paper 1's theory claims (thresholds, collapse, limits, erratum B1) as measured rows."""
+    input:
+        code=script_code("claims_paper1_theory.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_theory"),
+    params:
+        softmax_rhos=config["paper1"]["figure2"]["left"]["rhos"],
+        # the softmax collapse is checked for every T the papers plot (Figure 2 right: T = 2..6)
+        collapse_T_values=[3, 4, 5, 6],
+        rho_collapse=config["paper1"]["figure2"]["right"]["rho"],
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_theory"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper1_theory.py"
+
+
+rule claims_paper1_amp:
+    """Paper 1's AMP claims (AMP vs SE, softmax recovery, erratum B1) as measured rows."""
+    input:
+        summaries=lambda wildcards: column(PLAN.amp_curves(wildcards.scale), "path"),
+        code=script_code("claims_paper1_amp.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_amp"),
+    params:
+        curves=lambda wildcards: Plan.without_runs(PLAN.amp_curves(wildcards.scale)),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_amp"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper1_amp.py"
+
+
+rule claims_paper1_gd:
+    """Paper 1's GD claims (averaged GD vs SE, single GD ~ 2 MMSE, zero-error onset) as measured rows."""
+    input:
+        summaries=lambda wildcards: column(PLAN.figure2_gd_curves(wildcards.scale), "path"),
+        code=script_code("claims_paper1_gd.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_gd"),
+    params:
+        curves=lambda wildcards: Plan.without_runs(PLAN.figure2_gd_curves(wildcards.scale)),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_gd"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper1_gd.py"
+
+
+rule claims_paper2_dynamics:
+    """Paper 2's landscape and weak-recovery claims as measured rows (paper2.md §3, §5)."""
+    input:
+        theorem1=lambda wildcards: PLAN.theorem1_paths(wildcards.scale),
+        figure2=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "path"),
+        figureS3=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "path"),
+        figureS3_flows=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "flow_path"),
+        code=script_code("claims_paper2_dynamics.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper2_dynamics"),
+    params:
+        figure2=lambda wildcards: PLAN.figure2_runs(wildcards.scale),
+        figureS3=lambda wildcards: PLAN.figureS3_runs(wildcards.scale),
+        theorem1_links=P2.get("figureS1", {}).get("links"),
+        threshold=P2.get("threshold"),
+        eta=P2.get("figureS3", {}).get("eta"),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper2_dynamics"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper2_dynamics.py"
+
+
+rule claims_paper2_moments:
+    """Paper 2's claims on the moment hierarchy and its truncations as measured rows (paper2.md §4)."""
+    input:
+        s6=lambda wildcards: column(PLAN.figureS6_tables(wildcards.scale), "path"),
+        figure1=lambda wildcards: [run[key] for run in PLAN.figure1_moment_runs(wildcards.scale)
+                                   for key in ("path", "flow_path", "truncations_path")],
+        figure4=lambda wildcards: [run[key] for run in PLAN.figure4_moment_runs(wildcards.scale)
+                                   for key in ("path", "exact_path", "truncations_path")],
+        code=script_code("claims_paper2_moments.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper2_moments"),
+    params:
+        s6=lambda wildcards: PLAN.figureS6_tables(wildcards.scale),
+        figure1=lambda wildcards: PLAN.figure1_moment_runs(wildcards.scale),
+        figure4=lambda wildcards: PLAN.figure4_moment_runs(wildcards.scale),
+        short_times={figure: P2.get(figure, {}).get("short_time")
+                     for figure in ("figure1", "figure4", "figureS6")},
+        matrix_scale=P2.get("figureS6", {}).get("matrix_scale"),
+        orders={figure: P2.get(figure, {}).get("orders") for figure in ("figure1", "figure4")},
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper2_moments"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper2_moments.py"
+
+
+rule claims_paper2_untied:
+    """Paper 2's untied claims: the two collapses, the dichotomy in d, the sign (paper2.md §5.3)."""
+    input:
+        figure3=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "path"),
+        figureS4=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "path"),
+        figureS4_flows=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "flow_path"),
+        figureS4_limits=lambda wildcards: column(PLAN.figureS4_limit_runs(wildcards.scale),
+                                                 "limit_path"),
+        figureS5=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "path"),
+        figureS5_flows=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "flow_path"),
+        fast_states=lambda wildcards: PLAN.fast_states_path(wildcards.scale),
+        code=script_code("claims_paper2_untied.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper2_untied"),
+    params:
+        figure3=lambda wildcards: PLAN.figure3_untied_runs(wildcards.scale),
+        figureS4=lambda wildcards: PLAN.figureS4_runs(wildcards.scale),
+        figureS4_limits=lambda wildcards: PLAN.figureS4_limit_runs(wildcards.scale),
+        figureS5=lambda wildcards: PLAN.figureS5_runs(wildcards.scale),
+        threshold=P2.get("threshold"),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper2_untied"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper2_untied.py"
+
+
+# Merging a few small TSV files: not worth a cluster job.
+localrules:
+    claims,
+
+
+rule claims:
+    """Merge the claim fragments into one markdown table with the verdict of each claim."""
+    input:
+        fragments=lambda wildcards: PLAN.claim_fragments(wildcards.scale),
+        code=script_code("claims.py"),
+    output:
+        table=report("results/{scale}/claims.md", caption="../report/claims.rst", category="Claims"),
+        sidecar="results/{scale}/claims.json",
+    params:
+        not_measured=lambda wildcards: PLAN.unmeasured_topics(wildcards.scale),
+    log:
+        "results/{scale}/logs/claims.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../scripts/claims.py"

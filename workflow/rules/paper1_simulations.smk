@@ -1,0 +1,147 @@
+# Paper 1, simulations: AIM datasets, GAMP-RIE runs and gradient descent
+# (paper1.md §5, §6, §7).
+#
+# aim_dataset_<scale>  one teacher + training + test sequences per (link,
+#                      beta, T, rho, d, alpha, seed), read by AMP and GD; temp()
+#                      at a scale whose preset says so (scales.<scale>.data.temporary)
+# amp_run              one GAMP-RIE run of one channel on one dataset
+# amp_summary          mean and spread over seeds per alpha of one marker curve
+# gd_run               K tied students trained by full-batch Adam on one dataset
+# gd_summary           mean and spread over draws per alpha of one T
+
+
+def dataset_of(wildcards):
+    """The dataset a run reads; both hardmax channels read the (correct) hardmax data."""
+    link = getattr(wildcards, "link", None) or (
+        "hardmax" if wildcards.channel.startswith("hardmax") else wildcards.channel)
+    return paths.DATASET.format(wildcards.scale, link=link, T=wildcards.T, rho=wildcards.rho,
+                                d=wildcards.d, alpha=wildcards.alpha, seed=wildcards.seed)
+
+
+# One dataset rule per scale: whether datasets are temporary is a property of
+# the scale in the path.
+for _scale in paths.SCALES:
+
+    rule:
+        name:
+            f"aim_dataset_{_scale}"
+        input:
+            code=script_code("aim_dataset.py"),
+        output:
+            **paths.DATASET.outputs(
+                wrap=temp if config["scales"][_scale]["data"]["temporary"] else (lambda p: p),
+                scale=_scale),
+        log:
+            paths.DATASET.log(scale=_scale),
+        wildcard_constraints:
+            **paths.DATASET.constraints(),
+        params:
+            base_seed=config["seed"],
+            test_samples=config["scales"][_scale]["data"]["test_samples"],
+        threads: 1
+        resources:
+            mem_mb=budgets.dataset_mem_mb,
+            runtime=5,
+        script:
+            "../scripts/aim_dataset.py"
+
+
+rule amp_run:
+    """GAMP-RIE of one channel on one dataset: final error, trace, generalisation error."""
+    input:
+        data=dataset_of,
+        code=script_code("amp_run.py"),
+    output:
+        **paths.AMP_RUN.outputs(),
+    log:
+        paths.AMP_RUN.log(),
+    wildcard_constraints:
+        **paths.AMP_RUN.constraints(),
+    params:
+        solver=config["paper1"]["amp_solver"],
+    threads: 1
+    resources:
+        mem_mb=budgets.amp_mem_mb,
+        runtime=budgets.amp_runtime(config["paper1"]["amp_solver"]),
+    script:
+        "../scripts/amp_run.py"
+
+
+def amp_curve_of(wildcards):
+    """The planned curve whose summary this job writes."""
+    return PLAN.curve_of(PLAN.amp_curves(wildcards.scale), paths.AMP_SUMMARY.format(
+        wildcards.scale, channel=wildcards.channel, T=wildcards.T, rho=wildcards.rho,
+        d=wildcards.d, n=wildcards.n))
+
+
+rule amp_summary:
+    """Mean and std over seeds per alpha of one AMP curve, with unconverged runs counted apart."""
+    input:
+        runs=lambda wildcards: [p for per_alpha in amp_curve_of(wildcards)["runs"] for p in per_alpha],
+        code=script_code("amp_summary.py"),
+    output:
+        **paths.AMP_SUMMARY.outputs(),
+    log:
+        paths.AMP_SUMMARY.log(),
+    wildcard_constraints:
+        **paths.AMP_SUMMARY.constraints(),
+    params:
+        curve=lambda wildcards: Plan.without_runs([amp_curve_of(wildcards)])[0],
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/amp_summary.py"
+
+
+_GD_PLAN = config["paper1"]["figure2"]["right"].get("gd")
+
+
+rule gd_run:
+    """K tied students trained by full-batch Adam on one dataset: errors, losses, curves."""
+    input:
+        data=dataset_of,
+        code=script_code("gd_run.py"),
+    output:
+        **paths.GD_RUN.outputs(),
+    log:
+        paths.GD_RUN.log(),
+    wildcard_constraints:
+        **paths.GD_RUN.constraints(),
+    params:
+        optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
+    threads: budgets.gd_threads(PLAN.gd_size)
+    resources:
+        mem_mb=budgets.gd_mem_mb,
+        runtime=budgets.gd_runtime(_GD_PLAN["optimizer"]["steps"] if _GD_PLAN else 0),
+    script:
+        "../scripts/gd_run.py"
+
+
+def gd_curve_of(wildcards):
+    """The planned curve whose summary this job writes."""
+    return PLAN.curve_of(PLAN.figure2_gd_curves(wildcards.scale), paths.GD_SUMMARY.format(
+        wildcards.scale, link=wildcards.link, T=wildcards.T, rho=wildcards.rho, d=wildcards.d,
+        inits=wildcards.inits, n=wildcards.n))
+
+
+rule gd_summary:
+    """Mean and std over draws per alpha of single and averaged GD (one T), diverged students apart."""
+    input:
+        runs=lambda wildcards: [p for per_alpha in gd_curve_of(wildcards)["runs"] for p in per_alpha],
+        code=script_code("gd_summary.py"),
+    output:
+        **paths.GD_SUMMARY.outputs(),
+    log:
+        paths.GD_SUMMARY.log(),
+    wildcard_constraints:
+        **paths.GD_SUMMARY.constraints(),
+    params:
+        curve=lambda wildcards: Plan.without_runs([gd_curve_of(wildcards)])[0],
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/gd_summary.py"

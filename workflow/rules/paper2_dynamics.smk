@@ -1,0 +1,81 @@
+# Paper 2, population landscape and online SGD of direct, tied and untied
+# attention (paper2.md §1-3, §5.1-5.2, §6): SGD runs, their reference flows,
+# the Theorem-1 check and the landscape.
+#
+# Paths name every parameter, e.g.
+#   results/quick/sgd/tied_h2_T1_rho0.5_unit_variance_c0.5_d100/lr0.05_B256_wd0_t3_n121_stopnone_seed0.csv
+# (c: loss prefactor of L = c |F(G1) - F(G2)|^2; stopnone: the run goes to its
+# horizon, stop0.5: it stops at overlap ratio 0.5).  Replicate s of a figure
+# uses seed paper2.seed + s, and the path holds that seed.
+
+
+rule sgd_run:
+    """Online SGD of one teacher-student problem, one replicate (paper2.md §2)."""
+    input:
+        code=script_code("sgd_run.py"),
+    output:
+        **paths.SGD_RUN.outputs(),
+    log:
+        paths.SGD_RUN.log(),
+    wildcard_constraints:
+        **paths.SGD_RUN.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=budgets.sgd_runtime,
+    script:
+        "../scripts/sgd_run.py"
+
+
+rule reference_flow:
+    """Theory curve of one replicate: tied matrix flow or direct closed ODE (paper2.md §4.3, §2.1)."""
+    input:
+        code=script_code("reference_flow.py"),
+    output:
+        **paths.REFERENCE_FLOW.outputs(),
+    log:
+        paths.REFERENCE_FLOW.log(),
+    wildcard_constraints:
+        **paths.REFERENCE_FLOW.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/reference_flow.py"
+
+
+rule theorem1:
+    """Finite-d population loss against Phi(q) at one d (paper2.md §3.1, Figure S1)."""
+    input:
+        code=script_code("theorem1.py"),
+    output:
+        **paths.THEOREM1.outputs(),
+    log:
+        paths.THEOREM1.log(),
+    wildcard_constraints:
+        **paths.THEOREM1.constraints(),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=budgets.theorem1_runtime,
+    script:
+        "../scripts/theorem1.py"
+
+
+rule landscape:
+    """Phi over (q11, q12) at the AIM teacher norm, one link (paper2.md §3.3-3.4, Figure S2)."""
+    input:
+        code=script_code("landscape.py"),
+    output:
+        **paths.LANDSCAPE.outputs(),
+    log:
+        paths.LANDSCAPE.log(),
+    wildcard_constraints:
+        **paths.LANDSCAPE.constraints(),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/landscape.py"

@@ -1,0 +1,59 @@
+# Paper 2, the tied matrix-moment hierarchy, its zero truncations and the
+# exactly solvable Riccati case (paper2.md §4, §6, §8.1).  Figure 1 reuses the
+# SGD runs and matrix flows of paper2_dynamics.smk; Figure 4 runs SGD with the
+# loss (G1 - G2)^2 (prefactor c = 1), e.g.
+#   results/quick/moments/truncations/softmax_T2_rho0.5_aim_c0.5_d100/wd0_t2_n41_M2-3-4-6-8_seed0.csv
+
+
+rule moment_truncations:
+    """Truncated moment hierarchy at every order, from one replicate's initial moments (paper2.md §4.2)."""
+    input:
+        code=script_code("moment_truncations.py"),
+    output:
+        **paths.TRUNCATIONS.outputs(),
+    log:
+        paths.TRUNCATIONS.log(),
+    wildcard_constraints:
+        **paths.TRUNCATIONS.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/moment_truncations.py"
+
+
+rule riccati_flow:
+    """Exact matrix flow of the linear case in closed form (paper2.md §4.4, [P eq. 343])."""
+    input:
+        code=script_code("riccati_flow.py"),
+    output:
+        **paths.RICCATI.outputs(),
+    log:
+        paths.RICCATI.log(),
+    wildcard_constraints:
+        **paths.RICCATI.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/riccati_flow.py"
+
+
+rule truncation_error:
+    """Truncation error of orders 2..M against the exact Riccati flow, one weight decay (Figure S6)."""
+    input:
+        code=script_code("truncation_error.py"),
+    output:
+        **paths.TRUNCATION_ERROR.outputs(),
+    log:
+        paths.TRUNCATION_ERROR.log(),
+    wildcard_constraints:
+        **paths.TRUNCATION_ERROR.constraints(),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=budgets.truncation_error_runtime,
+    script:
+        "../scripts/truncation_error.py"

@@ -1,0 +1,62 @@
+# Paper 2, untied attention S = U V^T (paper2.md §2.3, §5.3, §6): SGD runs with
+# fast (t = lr n) and slow (tau = lr n/d) records, their population flows and
+# fast-phase means, the slaved d -> infinity slow flow and the fast-state table, e.g.
+#   results/quick/untied/sgd/h2_T1_rho1_unit_variance_sU1_sV0.9_m2-2_m0none_d100/
+#       lr0.01_B256_wd0_tau0.15_n31_fast6x31_stop0.5_seed0.csv
+# m0none: the student's natural mean (independent factors); stopnone: to the
+# horizon.  Theory tables sit under results/{scale}/untied/{flow,limit}/ with
+# the same problem directory, and name the integrator (e.g. _RK45-1e-06).
+
+
+rule untied_sgd_run:
+    """Online SGD of untied attention, one replicate, fast and slow records (paper2.md §2.3)."""
+    input:
+        code=script_code("untied_sgd_run.py"),
+    output:
+        **paths.UNTIED_SGD.outputs(),
+    log:
+        paths.UNTIED_SGD.log(),
+    wildcard_constraints:
+        **paths.UNTIED_SGD.constraints(),
+    threads: budgets.untied_threads
+    resources:
+        mem_mb=budgets.untied_mem_mb,
+        runtime=budgets.untied_runtime,
+    script:
+        "../scripts/untied_sgd_run.py"
+
+
+rule untied_theory:
+    """Theory of one replicate: population flow + fast mean (flow), or the slaved slow flow (limit)."""
+    input:
+        code=script_code("untied_theory.py"),
+    output:
+        **paths.UNTIED_THEORY.outputs(),
+    log:
+        paths.UNTIED_THEORY.log(),
+    wildcard_constraints:
+        **paths.UNTIED_THEORY.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=budgets.untied_theory_runtime,
+    script:
+        "../scripts/untied_theory.py"
+
+
+rule untied_fast_states:
+    """Fast state m*(m2), dichotomy factors and the symmetric-state threshold (paper2.md §5.3)."""
+    input:
+        code=script_code("untied_fast_states.py"),
+    output:
+        **paths.FAST_STATES.outputs(),
+    log:
+        paths.FAST_STATES.log(),
+    wildcard_constraints:
+        **paths.FAST_STATES.constraints(),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/untied_fast_states.py"
