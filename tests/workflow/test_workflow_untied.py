@@ -107,5 +107,5 @@ def test_untied_sections_come_together(tmp_path):
     done = run_snakemake(workdir, "-n", "--cores", "2", check=False)
     assert done.returncode != 0
     assert [line for line in done.stderr.splitlines() if "invalid config" in line] == [
-        "aimrepro: invalid config: paper2.figureS4 is missing; allowed: a mapping (untied "
-        "attention needs paper2.figure3, figureS4 and figureS5 together)"]
+        "aimrepro: invalid config: paper2.figureS4 is missing; allowed: a mapping (the untied "
+        "figures need paper2.figure3, figureS4, figureS5 together)"]
