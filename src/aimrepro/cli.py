@@ -264,6 +264,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aimrepro`` console script; returns the exit status."""
     try:
         return _main(argv)
+    except MemoryError as err:
+        # The estimate fitted the limit (or --memory-limit raised it) but the machine
+        # could not deliver: one line, as for any other failure of the run.
+        print(f"aimrepro: out of memory: {err}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader of stdout left (`aimrepro ... | head`): point stdout at devnull so
         # that the interpreter's final flush cannot fail again, and end quietly
@@ -329,10 +334,14 @@ def _refuse_if_too_large(args: argparse.Namespace, subparser: argparse.ArgumentP
     if needed.bytes <= limit:
         return
     name = driver(estimate, params, list(options))
+    steps = f", {needed.steps:.3g} steps" if needed.steps >= 1e6 else ""
+    if name is None:  # ordinary sizes: the limit is what is small
+        subparser.error(f"argument --memory-limit: the run needs ~{_gib(needed.bytes)} GiB "
+                        f"(estimate{steps}) at ordinary sizes, more than the limit of "
+                        f"{_gib(limit)} GiB ({source})")
     option = options[name]
     value = getattr(args, option[2:].replace("-", "_"))
     value = f"{value:g}" if isinstance(value, float) else value
-    steps = f", {needed.steps:.3g} steps" if needed.steps >= 1e6 else ""
     subparser.error(f"argument {option} = {value}: needs ~{_gib(needed.bytes)} GiB "
                     f"(estimate{steps}), limit {_gib(limit)} GiB ({source})")
 
@@ -409,7 +418,7 @@ def _check_sgd_size(args: argparse.Namespace, subparser: argparse.ArgumentParser
 
 
 def _check_rho(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
-    from aimrepro.state_evolution import RHO_MAX, RHO_MIN
+    from aimrepro.spectra import RHO_MAX, RHO_MIN
 
     if not RHO_MIN <= args.rho <= RHO_MAX:
         subparser.error(f"argument --rho: must lie in [{RHO_MIN:g}, {RHO_MAX:g}], the range on "

@@ -43,6 +43,7 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "BASE_BYTES",
@@ -512,24 +513,28 @@ def truncation_error_job(*, d, rho, records, max_order) -> Estimate:
 # which parameter makes an estimate large
 
 
-#: Quick-scale sizes of each parameter: only used by :func:`driver`, to tell which of a
-#: job's parameters is responsible for a large estimate.
-TYPICAL: Mapping[str, float] = {
+#: Quick-scale sizes of each parameter (and the default solver): only used by
+#: :func:`driver`, to tell which of a job's parameters is responsible for a large estimate.
+TYPICAL: Mapping[str, Any] = {
     "T": 2, "d": 100, "rho": 0.5, "student_rho": 0.5, "alpha": 0.1, "n_test": 1000,
     "max_iter": 500, "inits": 8, "steps": 1000, "batch": 256, "lr": 0.05, "horizon": 3.0,
     "records": 101, "n_points": 64, "n_samples": 200_000, "n_grid": 81, "max_order": 8,
+    "method": "RK45",
 }
 
 
 def driver(estimate: Callable[..., Estimate], params: Mapping, candidates: Sequence[str], *,
-           typical: Mapping[str, float] = TYPICAL) -> str:
+           typical: Mapping[str, Any] = TYPICAL) -> str | None:
     """The parameter among ``candidates`` whose typical value would shrink the estimate most.
 
     ``estimate(**params)`` is recomputed with each candidate set to its value in
     ``typical`` (its quick-scale size); the candidate leaving the smallest
     memory (then the fewest steps; ties: the first listed) is the one to name
-    in a refusal.  Candidates without a typical value are skipped.
+    in a refusal.  None if no candidate's typical value lowers the memory: the
+    sizes are ordinary, and a refusal should name the limit instead.
+    Candidates without a typical value are skipped.
     """
+    original = estimate(**params).bytes
     best, best_key = None, None
     for name in candidates:
         if name not in typical or name not in params:
@@ -540,12 +545,38 @@ def driver(estimate: Callable[..., Estimate], params: Mapping, candidates: Seque
             best, best_key = name, key
     if best is None:
         raise ValueError(f"none of the candidates {list(candidates)} has a typical value")
-    return best
+    return best if best_key[0] < original else None
 
 
 def available_memory() -> float:
-    """Memory available to a new process, bytes: MemAvailable of /proc/meminfo, else
-    the free physical pages (``os.sysconf``), else ``math.inf`` (unknown: no limit)."""
+    """Memory a new allocation of this process may use, bytes: the smallest of
+
+    * MemAvailable of /proc/meminfo (else the free physical pages, ``os.sysconf``);
+    * the container's cgroup limit less its usage (cgroup v2 ``memory.max`` −
+      ``memory.current``, v1 ``memory.limit_in_bytes`` − ``memory.usage_in_bytes``,
+      at the mount root as the process sees it), where one is set;
+    * the soft address-space limit (``ulimit -v``) less the address space in use.
+
+    ``math.inf`` when none is known (no limit).
+    """
+    candidates = [_meminfo_available(), _cgroup_available(), _address_space_available()]
+    known = [value for value in candidates if value is not None]
+    return max(0.0, min(known)) if known else math.inf
+
+
+def _read_number(path: str) -> float | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            text = handle.read().strip()
+    except OSError:
+        return None
+    try:
+        return float(text)
+    except ValueError:  # "max": no limit
+        return None
+
+
+def _meminfo_available() -> float | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as handle:
             for line in handle:
@@ -556,4 +587,37 @@ def available_memory() -> float:
     try:
         return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
-        return math.inf
+        return None
+
+
+#: A cgroup v1 "limit" at or above this is the kernel's way of saying none.
+_NO_CGROUP_LIMIT = 2.0 ** 60
+
+
+def _cgroup_available() -> float | None:
+    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit = _read_number(limit_path)
+        if limit is not None and limit < _NO_CGROUP_LIMIT:
+            return limit - (_read_number(usage_path) or 0.0)
+    return None
+
+
+def _address_space_available() -> float | None:
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    in_use = 0.0
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmSize:"):
+                    in_use = float(line.split()[1]) * 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return float(soft) - in_use

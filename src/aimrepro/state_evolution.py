@@ -37,18 +37,6 @@ from .channels import OutputChannel, Softmax, make_channel
 #: Ratio of the geometric scan in v = Q0 − q for the bracketing search.
 SCAN_RATIO = 0.7
 
-#: Width ratios on which the SE is validated (scratch measurement of issue 11, saved with
-#: its scripts): softmax (T = 2, 3, 6), hardmax and hardmax_paper at ρ = 10^-7..10^16
-#: against the two limits of the theory.  As ρ → 0 at fixed ᾱ = α/ρ the error approaches
-#: the ρ → 0 curve (|Δ| ≈ 8ρ hardmax, ≈ 10ρ softmax) down to ρ = 1e-4 for every channel
-#: (hardmax to 1e-6); below, mmse(Δ) loses its accuracy at small Δ and the softmax SE is
-#: off by up to 0.6 at ρ = 10^-4.5..10^-5 (the spectral quadrature fails outright below
-#: 4e-8).  As ρ → ∞ the softmax SE matches its closed form to 1.3/ρ, with a floor of
-#: 7e-10 at ρ = 1e14; at 1e15 the cubic's cancellation leaves 6e-6, and from ρ ≈ 6e15
-#: the edge quartic fails.
-RHO_MIN = 1e-4
-RHO_MAX = 1e14
-
 #: Smallest v the scan visits before it declares failure.
 V_FLOOR = 1e-14
 
@@ -100,9 +88,10 @@ def _check_rho(rho):
     rho = float(rho)
     if not (math.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a finite number > 0, got {rho}")
-    if not RHO_MIN <= rho <= RHO_MAX:
-        raise ValueError(f"rho must lie in [{RHO_MIN:g}, {RHO_MAX:g}], the range on which the "
-                         f"state evolution is validated (RHO_MIN, RHO_MAX), got {rho:g}")
+    if not spectra.RHO_MIN <= rho <= spectra.RHO_MAX:
+        raise ValueError(f"rho must lie in [{spectra.RHO_MIN:g}, {spectra.RHO_MAX:g}], the range on "
+                         f"which the state evolution is validated (spectra.RHO_MIN, RHO_MAX), "
+                         f"got {rho:g}")
     return rho
 
 
@@ -276,7 +265,7 @@ def solve_se(channel: OutputChannel, alpha: float, rho: float, *, tol: float = 1
     ----------
     channel : OutputChannel (see ``channels.make_channel``)
     alpha : sample ratio α = n/d² > 0
-    rho : width ratio ρ = r/d in [RHO_MIN, RHO_MAX] (the validated range)
+    rho : width ratio ρ = r/d in [spectra.RHO_MIN, spectra.RHO_MAX] (the validated range)
     tol : tolerance on the fixed-point residual |v − mmse(1/q̂(v))|
     """
     return se_curve(channel, [alpha], rho, tol=tol)[0]

@@ -77,6 +77,7 @@ OTHER_REFUSALS = [
     (changed(SGD, lr="10", horizon="0.1"), ["--horizon = 0.1", "less than one SGD step", "0.4", "--lr"]),
     (changed(SGD, param="direct", lr="30", horizon="0.1"), ["--horizon", "lr/d = 0.3"]),
     (changed(AMP, alpha="1e6", d="20"), ["--alpha", "sequences", "1e+08"]),
+    (changed(GD, memory_limit="1e-6"), ["--memory-limit", "ordinary sizes", "limit of 1e-06 GiB"]),
     (changed(GD, memory_limit="0"), ["--memory-limit", "> 0"]),
     (changed(SGD, memory_limit="nan"), ["--memory-limit", "finite"]),
     (changed(AMP, memory_limit="inf"), ["--memory-limit", "finite"]),
@@ -101,6 +102,17 @@ def test_a_run_that_fits_is_not_refused(capsys, monkeypatch):
     monkeypatch.setattr(cli, "_run_sgd", lambda args, sub: called.append(args.d) or 0)
     assert run_main(capsys, changed(SGD, memory_limit="1")).returncode == 0
     assert called == [100]
+
+
+def test_running_out_of_memory_anyway_is_one_line(capsys, monkeypatch):
+    """An estimate below the machine's memory that still fails: one line, status 1."""
+    def exhausted(args, subparser):
+        raise MemoryError("Unable to allocate 37.3 GiB for an array")
+
+    monkeypatch.setattr(cli, "_run_sgd", exhausted)
+    done = run_main(capsys, changed(SGD, memory_limit="1e300"))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == "aimrepro: out of memory: Unable to allocate 37.3 GiB for an array\n"
 
 
 def test_closed_pipe_ends_quietly():

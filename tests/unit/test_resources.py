@@ -168,6 +168,23 @@ def test_driver_names_the_absurd_parameter(estimate, params, absurd):
     assert R.driver(estimate, params, list(params)[::-1]) == absurd
 
 
+def test_driver_names_nothing_when_the_sizes_are_ordinary():
+    params = dict(T=2, d=100, rho=0.5, alpha=0.1, n_test=1000, inits=8, steps=1000)
+    assert R.driver(R.gd_job, params, list(params)) is None
+
+
+def test_available_memory_respects_the_address_space_limit():
+    import subprocess
+    import sys
+
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000, "
+            "resource.getrlimit(resource.RLIMIT_AS)[1])); "
+            "from aimrepro.resources import available_memory; print(available_memory())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert 0 < float(done.stdout) < 2e9
+
+
 @pytest.mark.parametrize(("call", "name"), [
     (lambda: R.dataset_job(T=1, d=100, rho=0.5, alpha=0.1, n_test=10), "T"),
     (lambda: R.dataset_job(T=2, d=100, rho=0.0, alpha=0.1, n_test=10), "rho"),
