@@ -303,8 +303,9 @@ def sgd_job(*, param: str, T, d, rho, batch, lr, horizon, records, student_rho=N
     X S, then g X: B T d); ~12 index-sized arrays (B T²: indices, link, loss
     gradient).  At the records (and the teacher's normalisation) the order
     parameters contract the factors (``matrices.trace_products``): Gram matrices
-    Lᵀ L' of the widths, 3 max(r, r*)² (direct: the teacher's, 3 r*²), while
-    the last batch is still held.  Bookkeeping: one bool per step
+    Lᵀ L' of the widths and their product, 2 max(r, r*)² (numpy reuses the
+    first temporary; direct: the teacher's, 2 r*²), while the last batch is
+    still held.  Bookkeeping: one bool per step
     (``is_record``, steps + 1 bytes, allocated but untouched until a record:
     counted, since an allocation beyond the machine's memory fails) and the
     record grid (6 float64 per requested record).  Steps: round(horizon d/(TIME_FACTOR lr)).
@@ -320,15 +321,15 @@ def sgd_job(*, param: str, T, d, rho, batch, lr, horizon, records, student_rho=N
     if param == "direct":
         parameters = F8 * (d * r_teacher + 4 * d * d)
         projections = F8 * B * T * max(d, r_teacher)
-        grams = F8 * 3 * r_teacher * r_teacher
+        grams = F8 * 2 * r_teacher * r_teacher
     elif param == "tied":
         parameters = F8 * (d * r_teacher + 4 * d * r)
         projections = F8 * B * T * (r + max(r_teacher, r))
-        grams = F8 * 3 * max(r, r_teacher) ** 2
+        grams = F8 * 2 * max(r, r_teacher) ** 2
     else:
         parameters = F8 * (2 * d * r_teacher + 6 * d * r)
         projections = F8 * B * T * (2 * r + 2 * max(r_teacher, r))
-        grams = F8 * 3 * max(r, r_teacher) ** 2
+        grams = F8 * 2 * max(r, r_teacher) ** 2
     per_step = F8 * B * T * d + projections + F8 * 12 * B * T * T
     bookkeeping = B1 * (steps + 1) + F8 * 6 * R
     return Estimate(_total(parameters, per_step, grams, bookkeeping), steps)
