@@ -38,7 +38,8 @@ with status 2 and a single line on stderr naming it and its allowed range.
 ``--memory-limit`` GiB (default: the memory available now), naming the option
 that makes it large; ``sgd`` refuses a horizon shorter than one step; ``se``,
 ``amp`` and ``gd`` refuse a width ratio outside the range on which the state
-evolution is validated.  Non-finite numbers are printed as JSON ``null``, so
+evolution is validated; a run that exhausts the memory all the same ends with
+one line (status 1).  Non-finite numbers are printed as JSON ``null``, so
 that every line is strict JSON.  Output cut short by a closed pipe
 (``aimrepro ... | head``) ends the command quietly with status 141
 (128 + SIGPIPE, what a shell reports for a process that signal ends).
