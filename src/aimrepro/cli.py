@@ -33,8 +33,16 @@
 
 Arguments are checked before anything is computed.  A bad argument exits
 with status 2 and a single line on stderr naming it and its allowed range.
-Non-finite numbers are printed as JSON ``null``, so that every line is
-strict JSON.
+``amp``, ``gd`` and ``sgd`` also estimate the memory of the run
+(``aimrepro.resources``) and refuse, the same way, one that needs more than
+``--memory-limit`` GiB (default: the memory available now), naming the option
+that makes it large; ``sgd`` refuses a horizon shorter than one step; ``se``,
+``amp`` and ``gd`` refuse a width ratio outside the range on which the state
+evolution is validated; a run that exhausts the memory all the same ends with
+one line (status 1).  Non-finite numbers are printed as JSON ``null``, so
+that every line is strict JSON.  Output cut short by a closed pipe
+(``aimrepro ... | head``) ends the command quietly with status 141
+(128 + SIGPIPE, what a shell reports for a process that signal ends).
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ import argparse
 import json
 import math
 import numbers
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,6 +120,12 @@ def _existing_file(text: str) -> Path:
         raise argparse.ArgumentTypeError(
             f"must be an existing result or figure file, no such file: {text}")
     return path
+
+
+def _add_memory_limit(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--memory-limit", type=_positive_finite, default=None, metavar="GIB",
+                     help="refuse a run whose estimated memory exceeds this many GiB, finite > 0 "
+                          "(default: the memory available now)")
 
 
 def _add_dataset_arguments(sub: argparse.ArgumentParser, *, T_help: str) -> None:
@@ -199,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="records on a uniform t_ode grid including 0 and H (default 101)")
     sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
                      help="weak-recovery threshold on |p12|/p22 (default 0.3)")
+    _add_memory_limit(sgd)
     amp = commands.add_parser(
         "amp", help="sample an AIM dataset and run GAMP-RIE on it",
         description="Sample a teacher and n = round(alpha d^2) sequences, run GAMP-RIE, "
@@ -211,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
     amp.add_argument("--max-iter", type=_integer_at_least(1), default=500, metavar="N",
                      help="iteration cap (default 500)")
+    _add_memory_limit(amp)
 
     gd = commands.add_parser(
         "gd", help="sample a softmax AIM dataset and train tied students on it by Adam",
@@ -228,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="softmax inverse temperature of data and students, finite > 0 (default 1)")
     gd.add_argument("--init-scale", type=_positive_finite, default=1.0, metavar="SIGMA",
                     help="std of the initial factor entries, finite > 0 (default 1, as the paper)")
+    _add_memory_limit(gd)
 
     provenance = commands.add_parser(
         "provenance", help="print the lineage tree of a result or figure",
@@ -249,6 +267,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aimrepro`` console script; returns the exit status."""
+    try:
+        return _main(argv)
+    except MemoryError as err:
+        # The estimate fitted the limit (or --memory-limit raised it) but the machine
+        # could not deliver: one line, as for any other failure of the run.
+        print(f"aimrepro: out of memory: {err}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader of stdout left (`aimrepro ... | head`): point stdout at devnull so
+        # that the interpreter's final flush cannot fail again, and end quietly
+        # (Python docs, signal module, "Note on SIGPIPE").
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     subparser = args.subparser
@@ -259,33 +294,144 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_threshold(args)
     if args.command == "sgd":
         _check_sgd_arguments(args, subparser)
+        _check_sgd_size(args, subparser)
         return _run_sgd(args, subparser)
     if args.command == "amp":
         _check_se_arguments(args, subparser)
         _check_amp_size(args, subparser)
         return _run_amp(args, subparser)
     if args.command == "gd":
-        _check_amp_size(args, subparser)
+        _check_rho(args, subparser)
+        _check_gd_size(args, subparser)
         return _run_gd(args, subparser)
     return _run_provenance(args, subparser)
 
 
-#: Largest n T d (tokens times dimension) the ``amp`` and ``gd`` commands accept: 8 bytes
-#: each, a few copies live at once; 2e8 keeps a run within a few GB.
-MAX_AMP_TOKEN_ENTRIES = 2 * 10**8
+# ---------------------------------------------------------------------------
+# sizes, estimated before anything is allocated (aimrepro.resources)
 
 
-def _check_amp_size(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+def _gib(value: float) -> str:
+    return f"{value / 2.0 ** 30:.3g}"
+
+
+def _memory_limit(args: argparse.Namespace) -> tuple[float, str]:
+    """The memory a run may use, in bytes, and where that number comes from."""
+    from aimrepro.resources import available_memory
+
+    if args.memory_limit is not None:
+        return args.memory_limit * 2.0 ** 30, "--memory-limit"
+    return available_memory(), "available memory; --memory-limit to change"
+
+
+def _refuse_if_too_large(args: argparse.Namespace, subparser: argparse.ArgumentParser,
+                         estimate, params: dict[str, Any], options: dict[str, str]) -> None:
+    """Exit 2 with one line if ``estimate(**params)`` needs more than the memory limit.
+
+    ``options`` maps the estimate's parameters to the options that set them; the
+    line names the one whose typical value would shrink the estimate most
+    (``resources.driver``), its value, the estimate and the limit.
+    """
+    from aimrepro.resources import driver
+
+    needed = estimate(**params)
+    limit, source = _memory_limit(args)
+    if needed.bytes <= limit:
+        return
+    name = driver(estimate, params, list(options))
+    steps = f", {needed.steps:.3g} steps" if needed.steps >= 1e6 else ""
+    if name is None:  # ordinary sizes: the limit is what is small
+        subparser.error(f"argument --memory-limit: the run needs ~{_gib(needed.bytes)} GiB "
+                        f"(estimate{steps}) at ordinary sizes, more than the limit of "
+                        f"{_gib(limit)} GiB ({source})")
+    option = options[name]
+    value = getattr(args, option[2:].replace("-", "_"))
+    value = f"{value:g}" if isinstance(value, float) else value
+    subparser.error(f"argument {option} = {value}: needs ~{_gib(needed.bytes)} GiB "
+                    f"(estimate{steps}), limit {_gib(limit)} GiB ({source})")
+
+
+#: Parameters of the dataset-based estimates and the options that set them.
+_DATASET_OPTIONS = {"alpha": "--alpha", "d": "--d", "T": "--T", "n_test": "--test-samples",
+                    "rho": "--rho"}
+
+
+def _check_sequences(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    from aimrepro.paper1.data import MAX_SEQUENCES
+
     n = round(args.alpha * args.d * args.d)
     if n < 1:
         subparser.error(f"argument --alpha: alpha d^2 must round to at least one sequence, "
                         f"got alpha={args.alpha}, d={args.d}")
-    if n * args.T * args.d > MAX_AMP_TOKEN_ENTRIES:
-        subparser.error(f"argument --alpha: n T d = {n * args.T * args.d:.3g} exceeds "
-                        f"{MAX_AMP_TOKEN_ENTRIES:.0e} (use the workflow for runs this large)")
+    if n > MAX_SEQUENCES:
+        subparser.error(f"argument --alpha: alpha d^2 = {n:.3g} sequences, more than the "
+                        f"{MAX_SEQUENCES:.0e} a dataset may have (aimrepro.paper1.data)")
+
+
+def _dataset_params(args: argparse.Namespace) -> dict[str, Any]:
+    return {"T": args.T, "d": args.d, "rho": args.rho, "alpha": args.alpha,
+            "n_test": args.test_samples}
+
+
+def _amp_estimate(*, channel, max_iter, **dataset):
+    """Sampling the dataset, then GAMP-RIE on it in the same process."""
+    from aimrepro.paper1.amp import CHANNEL_LINK
+    from aimrepro.resources import Estimate, amp_job, dataset_job
+
+    return Estimate.peak(dataset_job(**dataset),
+                         amp_job(**dataset, max_iter=max_iter, channel=CHANNEL_LINK[channel]))
+
+
+def _gd_estimate(*, inits, steps, **dataset):
+    """Sampling the dataset, then K students trained on it in the same process."""
+    from aimrepro.resources import Estimate, dataset_job, gd_job
+
+    return Estimate.peak(dataset_job(**dataset),
+                         gd_job(**dataset, inits=inits, steps=steps, trace=False))
+
+
+def _check_amp_size(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    _check_sequences(args, subparser)
+    _refuse_if_too_large(args, subparser, _amp_estimate,
+                         {**_dataset_params(args), "channel": args.channel,
+                          "max_iter": args.max_iter},
+                         {**_DATASET_OPTIONS, "max_iter": "--max-iter"})
+
+
+def _check_gd_size(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    _check_sequences(args, subparser)
+    _refuse_if_too_large(args, subparser, _gd_estimate,
+                         {**_dataset_params(args), "inits": args.inits, "steps": args.steps},
+                         {**_DATASET_OPTIONS, "inits": "--inits", "steps": "--steps"})
+
+
+def _check_sgd_size(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    from aimrepro.resources import sgd_job, sgd_steps
+
+    if sgd_steps(param=args.param, d=args.d, lr=args.lr, horizon=args.horizon) < 1:
+        factor = "4 lr/d" if args.param == "tied" else "lr/d"
+        one_step = (4.0 if args.param == "tied" else 1.0) * args.lr / args.d
+        subparser.error(f"argument --horizon = {args.horizon:g}: less than one SGD step (a step "
+                        f"advances t_ode by {factor} = {one_step:.3g}); use --horizon >= "
+                        f"{one_step:.3g} or a smaller --lr")
+    _refuse_if_too_large(args, subparser, sgd_job,
+                         {"param": args.param, "T": args.T, "d": args.d, "rho": args.rho,
+                          "batch": args.batch, "lr": args.lr, "horizon": args.horizon,
+                          "records": args.records},
+                         {"d": "--d", "T": "--T", "batch": "--batch", "rho": "--rho",
+                          "lr": "--lr", "horizon": "--horizon", "records": "--records"})
+
+
+def _check_rho(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    from aimrepro.paper1.spectra import RHO_MAX, RHO_MIN
+
+    if not RHO_MIN <= args.rho <= RHO_MAX:
+        subparser.error(f"argument --rho: must lie in [{RHO_MIN:g}, {RHO_MAX:g}], the range on "
+                        f"which the state evolution is validated, got {args.rho:g}")
 
 
 def _check_se_arguments(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    _check_rho(args, subparser)
     if args.channel in _T2_ONLY_CHANNELS and args.T != 2:
         subparser.error(f"argument --T: must be 2 for channel {args.channel}, got {args.T}")
     if args.beta is not None and args.channel != "softmax":

@@ -11,24 +11,33 @@ the allowed range, e.g.::
 The module only interprets a schema and a mapping; it does not know where
 either came from (the Snakefile loads both).
 
+One rule changes the schema's meaning everywhere: a ``number`` is finite.
+YAML reads ``.nan`` and ``.inf`` as floats that satisfy every bound JSON
+schema can state (NaN compares false), so they would reach a job; here they
+are refused like any value of the wrong type.
+
 Beyond the schema, one structural rule is checked: every mapping with the
 keys ``spacing``, ``lo`` and ``hi`` is a grid (``aimrepro.numerics.grids.grid_values``)
 and needs ``lo < hi``, and ``lo > 0`` when ``spacing`` is ``log``.  JSON
-schema cannot compare two values.
+schema cannot compare two values.  Last, the pipeline's cross-key check
+(by default :func:`aimrepro.jobsizes.check_job_sizes`: every planned job's
+memory against ``limits.job_memory_gb``) runs on the validated config.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["ConfigError", "describe_allowed", "describe_error", "key_path", "validate_config"]
 
 _TYPE_NAMES = {
     "integer": "an integer",
-    "number": "a number",
+    "number": "a finite number",
     "string": "a string",
     "boolean": "true or false",
     "array": "a list",
@@ -41,7 +50,15 @@ class ConfigError(ValueError):
     """An invalid configuration; the message is one line."""
 
 
-def validate_config(config: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+def _default_plan_check(config: Mapping[str, Any]) -> str | None:
+    from .jobsizes import check_job_sizes
+
+    return check_job_sizes(config)
+
+
+def validate_config(config: dict[str, Any], schema: Mapping[str, Any], *,
+                    plan_check: Callable[[Mapping[str, Any]], str | None] | None
+                    = _default_plan_check) -> dict[str, Any]:
     """Fill schema defaults into ``config`` in place, then validate it.
 
     Parameters
@@ -50,7 +67,11 @@ def validate_config(config: dict[str, Any], schema: Mapping[str, Any]) -> dict[s
         The loaded configuration (modified in place: missing keys that have a
         ``default`` in the schema are added, recursively).
     schema : mapping
-        A JSON schema (draft 2020-12).
+        A JSON schema (draft 2020-12); its ``number`` means a finite number.
+    plan_check : callable or None
+        Cross-key check of the valid config, returning the first problem as
+        one line or None; default :func:`aimrepro.jobsizes.check_job_sizes`
+        (the pipeline's job sizes), None for none.
 
     Returns
     -------
@@ -65,14 +86,28 @@ def validate_config(config: dict[str, Any], schema: Mapping[str, Any]) -> dict[s
     import jsonschema  # installed with snakemake; imported lazily for `import aimrepro`
 
     _fill_defaults(config, schema, schema)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _finite_number_validator()(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
         raise ConfigError(describe_error(error, root_schema=schema))
     problem = _check_grids(config, ())
+    if problem is None and plan_check is not None:
+        problem = plan_check(config)
     if problem is not None:
         raise ConfigError(problem)
     return config
+
+
+@functools.cache
+def _finite_number_validator():
+    """Draft 2020-12 whose ``number`` excludes NaN and ±inf (``integer`` never admitted them)."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine(
+        "number", lambda check, value: base.TYPE_CHECKER.is_type(value, "number")
+        and not (isinstance(value, float) and not math.isfinite(value)))
+    return jsonschema.validators.extend(base, type_checker=checker)
 
 
 def key_path(parts: Sequence[str | int]) -> str:
@@ -183,6 +218,8 @@ def _array_words(schema: Mapping[str, Any], root: Mapping[str, Any] | None) -> s
 def _show(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # nan, inf, -inf (json.dumps would write NaN, Infinity)
     try:
         text = json.dumps(value, default=str)
     except (TypeError, ValueError):

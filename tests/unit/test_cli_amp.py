@@ -37,7 +37,7 @@ def test_amp_prints_one_json_object_with_the_documented_keys():
     (["--channel", "softmax", "--T", "2", "--seed", "-1"], ["--seed", ">= 0"]),
     (["--channel", "softmax", "--T", "2", "--alpha", "0"], ["--alpha", "> 0"]),
     (["--channel", "softmax", "--T", "2", "--alpha", "1e-9"], ["--alpha", "at least one sequence"]),
-    (["--channel", "softmax", "--T", "2", "--alpha", "1e6"], ["--alpha", "exceeds"]),
+    (["--channel", "softmax", "--T", "2", "--alpha", "1e6"], ["--alpha", "sequences", "1e+08"]),
     (["--channel", "relu", "--T", "2"], ["--channel", "softmax"]),
 ])
 def test_bad_amp_arguments_exit_2_with_one_line(args, names):

@@ -43,7 +43,7 @@ def test_defaults_are_filled_in():
 
 @pytest.mark.parametrize(("mutate", "expected"), [
     (lambda c: c["paper1"]["figure1"]["left"]["rhos"].__setitem__(0, -1),
-     "paper1.figure1.left.rhos[0] = -1; allowed: a number > 0"),
+     "paper1.figure1.left.rhos[0] = -1; allowed: a finite number > 0"),
     (lambda c: c["paper1"]["figure2"]["left"].__setitem__("T", 1),
      "paper1.figure2.left.T = 1; allowed: an integer >= 2"),
     (lambda c: c["paper1"]["figure1"].__setitem__("T", 3),
@@ -51,19 +51,19 @@ def test_defaults_are_filled_in():
     (lambda c: c["paper1"]["figure1"]["channels"].__setitem__(1, "argmax"),
      "paper1.figure1.channels[1] = 'argmax'; allowed: one of 'hardmax_paper', 'hardmax'"),
     (lambda c: c["paper1"]["figure2"]["right"].__setitem__("rho", "half"),
-     "paper1.figure2.right.rho = 'half'; allowed: a number > 0"),
+     "paper1.figure2.right.rho = 'half'; allowed: a finite number > 0"),
     (lambda c: c.__setitem__("scale", "huge"),
      "scale = 'huge'; allowed: one of 'quick', 'paper'"),
     (lambda c: c["scales"]["paper"]["se_points"].__setitem__("hardmax", 1.5),
      "scales.paper.se_points.hardmax = 1.5; allowed: an integer >= 2"),
     (lambda c: c["paper1"]["figure1"]["left"].__setitem__("rhos", [0.5, 0.5]),
-     "paper1.figure1.left.rhos = [0.5, 0.5]; allowed: a list of a number > 0"),
+     "paper1.figure1.left.rhos = [0.5, 0.5]; allowed: a list of a finite number > 0"),
     (lambda c: c["paper1"]["figure2"]["right"].__setitem__("rhoo", 1),
      "paper1.figure2.right.rhoo is not a known key; allowed keys under paper1.figure2.right"),
     (lambda c: c["paper1"]["figure2"]["right"].pop("rho"),
-     "paper1.figure2.right.rho is missing; allowed: a number > 0"),
+     "paper1.figure2.right.rho is missing; allowed: a finite number > 0"),
     (lambda c: c["paper1"]["figure1"]["left"]["alpha"].__setitem__("lo", 0),
-     "paper1.figure1.left.alpha.lo = 0; allowed: a number > 0"),
+     "paper1.figure1.left.alpha.lo = 0; allowed: a finite number > 0"),
     (lambda c: c["paper1"]["figure1"]["right"]["alphabar"].__setitem__("hi", 0.05),
      "paper1.figure1.right.alphabar.hi = 0.05; allowed: a number > lo = 0.1"),
     (lambda c: c["paper1"]["figure2"]["left"].__setitem__(
@@ -72,3 +72,147 @@ def test_defaults_are_filled_in():
 ])
 def test_errors_name_the_key_and_the_allowed_range(mutate, expected):
     assert error_for(mutate).startswith("invalid config: " + expected)
+
+
+# --- non-finite numbers: one rule, every key (issue 11) -----------------------------
+
+
+def _set(path: str, value):
+    """A mutation setting the value at a dotted key path with [i] list indices."""
+    parts = path.replace("]", "").replace("[", ".").split(".")
+
+    def mutate(config):
+        node = config
+        for part in parts[:-1]:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        last = parts[-1]
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+    return mutate
+
+
+NAN, INF = float("nan"), float("inf")
+NON_FINITE = [
+    # the issue's examples
+    ("paper1.amp_solver.tol", NAN, "allowed: a finite number > 0"),
+    ("paper1.amp_solver.damping", NAN, "allowed: a finite number in [0, 1)"),
+    ("paper1.figure1.right.rhos[0]", INF, "allowed: a finite number > 0"),
+    ("paper2.threshold", NAN, "allowed: a finite number in (0, 1]"),
+    ("paper1.figure2.right.gd.optimizer.init_scale", INF, "allowed: a finite number > 0"),
+    # more: bounded and unbounded numbers, list items, sizes, learning rates, the limit itself
+    ("paper2.figure3.teacher_mean", NAN, "allowed: a finite number"),
+    ("paper2.figureS5.teacher_means[1]", -INF, "allowed: a finite number"),
+    ("paper2.figureS6.weight_decays[2]", INF, "allowed: a finite number >= 0"),
+    ("scales.quick.paper2.figure2.lr.tied.h2", NAN, "allowed: a finite number > 0"),
+    ("paper1.figure1.left.alpha.hi", INF, "allowed: a finite number > 0"),
+    ("paper1.figure2.left.rho_infinity_alpha.hi", NAN, "allowed: a finite number > 0"),
+    ("paper2.figureS3.eta", INF, "allowed: a finite number > 0"),
+    ("scales.quick.gd.alphaT_max", INF, "allowed: a finite number > 0"),
+    ("scales.quick.se_points.softmax", INF, "allowed: an integer >= 2"),
+    ("scales.quick.data.test_samples", NAN, "allowed: an integer >= 1"),
+    ("limits.job_memory_gb", INF, "allowed: a finite number > 0"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "allowed"), NON_FINITE,
+                         ids=[f"{p}={v}" for p, v, _ in NON_FINITE])
+def test_non_finite_numbers_are_refused_naming_the_key(path, value, allowed):
+    message = error_for(_set(path, value))
+    assert message.startswith(f"invalid config: {path} = {value!r}; {allowed}")
+
+
+def test_yaml_nan_and_inf_are_read_as_floats_and_refused():
+    text = (REPO / "config.yaml").read_text().replace("tol: 1.0e-5", "tol: .nan")
+    assert "tol: .nan" in text
+    config = yaml.safe_load(text)
+    with pytest.raises(ConfigError, match=r"paper1\.amp_solver\.tol = nan; allowed: a finite number"):
+        validate_config(config, SCHEMA)
+
+
+# --- job sizes: every planned job's memory against limits.job_memory_gb --------------
+
+
+ABSURD = [
+    # the issue's examples (each alone in an otherwise default config)
+    ("scales.quick.se_points.softmax", 10**7, "se_curve"),
+    ("scales.quick.data.test_samples", 10**9, "gd_run"),
+    ("paper1.figure2.right.gd.optimizer.steps", 10**12, "gd_run"),
+    ("scales.quick.paper2.figure2.d", 10**6, "reference_flow"),
+    ("scales.quick.paper2.figure2.batch", 10**9, "sgd_run"),
+    # more, at both scales
+    ("scales.paper.gd.inits", 10**6, "gd_run"),
+    ("scales.paper.gd.d", 10**4, "gd_run"),
+    ("scales.quick.amp.softmax.d", 5000, "amp_run"),
+    ("paper1.figure2.right.amp.runs[0].alpha.hi", 1e6, "amp_run"),
+    ("paper1.amp_solver.max_iter", 10**12, "amp_run"),
+    ("paper2.figure2.horizon", 1e12, "sgd_run"),
+    ("scales.quick.paper2.figure2.lr.tied.h2", 1e-12, "sgd_run"),
+    ("paper2.figureS3.eta", 1e-12, "sgd_run"),
+    ("scales.paper.paper2.figureS1.dims[4]", 10**6, "theorem1"),
+    ("scales.quick.paper2.figureS2.n_grid", 10**6, "landscape"),
+    ("scales.quick.paper2.figureS6.d", 10**5, "truncation_error"),
+    ("scales.quick.paper2.figure4.records", 10**6, "riccati_flow"),
+    ("scales.quick.paper2.figureS5.n_grid", 10**10, "untied_fast_states"),
+    ("scales.quick.paper2.figureS4.dims[2]", 10**5, "untied"),
+    ("scales.quick.paper2.untied_flow.method", "Radau", "untied_theory"),
+    ("paper2.figure3.rho", 1e4, "untied"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "rule"), ABSURD, ids=[f"{p}={v}" for p, v, _ in ABSURD])
+def test_absurd_sizes_are_refused_naming_the_key(path, value, rule):
+    message = error_for(_set(path, value))
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
+    assert message.startswith(f"invalid config: {path} = {shown}: the largest job ({rule}")
+    assert "GiB (estimate" in message and "above limits.job_memory_gb = 64" in message
+
+
+def test_the_limit_is_configurable():
+    config = copy.deepcopy(CONFIG)
+    config["limits"] = {"job_memory_gb": 10**6}
+    config["scales"]["quick"]["paper2"]["figure2"]["batch"] = 10**9  # ~1.5e3 GiB: now admitted
+    validate_config(config, SCHEMA)
+    message = error_for(lambda c: c.__setitem__("limits", {"job_memory_gb": 0.01}))
+    assert "above limits.job_memory_gb = 0.01" in message
+
+
+def test_both_presets_fit_the_default_limit_with_room():
+    from aimrepro.jobsizes import DEFAULT_JOB_MEMORY_GB, planned_jobs
+
+    config = validate_config(copy.deepcopy(CONFIG), SCHEMA)
+    largest = {scale: max(job.size().gib for job in planned_jobs(config, scale))
+               for scale in ("quick", "paper")}
+    assert largest["quick"] < 2 and largest["paper"] < DEFAULT_JOB_MEMORY_GB / 4
+    assert SCHEMA["properties"]["limits"]["properties"]["job_memory_gb"]["default"] \
+        == DEFAULT_JOB_MEMORY_GB
+
+
+def test_every_job_rule_with_sizes_is_planned():
+    from aimrepro.jobsizes import planned_jobs
+
+    config = validate_config(copy.deepcopy(CONFIG), SCHEMA)
+    rules = {job.rule for job in planned_jobs(config, "quick")}
+    assert rules == {"se_curve", "aim_dataset", "amp_run", "gd_run", "sgd_run", "reference_flow",
+                     "theorem1", "landscape", "moment_truncations", "riccati_flow",
+                     "truncation_error", "untied_sgd_run", "untied_theory", "untied_fast_states"}
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    ("paper1.figure1.left.rhos[0]", 1e-5),
+    ("paper1.figure2.left.rhos[1]", 1e15),
+    ("paper1.figure2.right.rho", 1e-9),
+    ("paper1.figure1.amp.first_index[0].rho", 1e-6),
+])
+def test_se_width_ratios_outside_the_validated_range_are_refused(path, value):
+    message = error_for(_set(path, value))
+    assert message.startswith(f"invalid config: {path} = {value:g}; allowed: a number in "
+                              f"[0.0001, 1e+14]")
+
+
+def test_the_se_range_is_that_of_the_spectra_module():
+    from aimrepro import jobsizes
+    from aimrepro.paper1 import spectra
+
+    assert jobsizes.SE_RHO_RANGE == (spectra.RHO_MIN, spectra.RHO_MAX)

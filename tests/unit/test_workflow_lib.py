@@ -9,7 +9,7 @@ import re
 import pytest
 import yaml
 
-from conftest import REPO, workflow_lib  # noqa: F401  (puts workflow/lib on sys.path)
+from conftest import REPO  # conftest also puts workflow/lib on sys.path
 
 from aimrepro.config import ConfigError, validate_config
 from aimrepro.paper1.channels import CHANNELS

@@ -285,15 +285,19 @@ def test_editing_the_plotting_code_reruns_only_the_figures(tiny_run):
 
 @pytest.mark.parametrize(("mutate", "expected"), [
     (lambda c: c["paper1"]["figure1"]["left"]["rhos"].__setitem__(0, -1),
-     "paper1.figure1.left.rhos[0] = -1; allowed: a number > 0"),
+     "paper1.figure1.left.rhos[0] = -1; allowed: a finite number > 0"),
     (lambda c: c["paper1"]["figure2"]["right"].__setitem__("T", 1),
      "paper1.figure2.right.T = 1; allowed: an integer >= 2"),
     (lambda c: c["paper1"]["figure1"]["channels"].__setitem__(0, "argmax"),
      "paper1.figure1.channels[0] = 'argmax'; allowed: one of 'hardmax_paper', 'hardmax'"),
     (lambda c: c["paper1"]["figure2"]["left"].__setitem__("rhos", "0.5"),
-     "paper1.figure2.left.rhos = '0.5'; allowed: a list of a number > 0"),
+     "paper1.figure2.left.rhos = '0.5'; allowed: a list of a finite number > 0"),
     (lambda c: c["scales"]["quick"]["se_points"].__setitem__("softmax", "many"),
      "scales.quick.se_points.softmax = 'many'; allowed: an integer >= 2"),
+    (lambda c: c["paper1"]["amp_solver"].__setitem__("tol", float("nan")),
+     "paper1.amp_solver.tol = nan; allowed: a finite number > 0"),
+    (lambda c: c["scales"]["paper"]["data"].__setitem__("test_samples", 10**9),
+     "scales.paper.data.test_samples = 1000000000: the largest job"),
 ])
 def test_invalid_config_fails_before_any_job_with_one_line(repo_copy, tmp_path, mutate,
                                                             expected):

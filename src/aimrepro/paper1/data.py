@@ -44,6 +44,9 @@ from aimrepro.records.files import atomic_path
 
 DATASET_FORMAT = "aimrepro.dataset/1"
 
+#: Most training sequences a dataset may have (``DatasetSpec``): 1e8.
+MAX_SEQUENCES = 10**8
+
 #: Link whose labels depend on an inverse temperature β.
 _TEMPERED_LINKS = ("softmax",)
 
@@ -89,8 +92,9 @@ class DatasetSpec:
                 raise ValueError(f"beta must be a finite number > 0 for the {self.link} link, got {self.beta!r}")
         elif self.beta is not None:
             raise ValueError(f"beta applies to the softmax link only, got beta={self.beta!r} for {self.link!r}")
-        if self.n > 10**8:
-            raise ValueError(f"alpha d^2 = {self.n} sequences is beyond what this module is meant for (1e8)")
+        if self.n > MAX_SEQUENCES:
+            raise ValueError(f"alpha d^2 = {self.n} sequences is beyond what this module is meant for "
+                             f"({MAX_SEQUENCES:.0e})")
 
     @property
     def n(self) -> int:

@@ -54,6 +54,18 @@ import numpy as np
 DELTA_MIN = 1e-10
 DELTA_MAX = 1e6
 
+#: Width ratios on which the state evolution built on this module is validated
+#: (``state_evolution`` refuses others).  Measured for issue 11 (softmax at T = 2, 3, 6,
+#: hardmax and hardmax_paper, ρ = 10^-7..10^16) against the two limits of the theory.
+#: As ρ → 0 at fixed ᾱ = α/ρ the SE error approaches the ρ → 0 curve (off by ≈ 8ρ
+#: hardmax, ≲ 0.6√ρ softmax) down to ρ = 1e-4 for every channel (hardmax: 1e-6); below,
+#: mmse(Δ) loses its accuracy at small Δ and the softmax SE is off by up to 0.6 at
+#: ρ = 10^-4.5..10^-5 (the quadrature fails outright below 4e-8).  As ρ → ∞ the softmax
+#: SE matches its closed form to 0.13/ρ, with a floor of 7e-10 at ρ = 1e14; at 1e15 the
+#: cubic's cancellation leaves 6e-6, and from ρ ≈ 6e15 the edge quartic fails.
+RHO_MIN = 1e-4
+RHO_MAX = 1e14
+
 #: Default number of Gauss–Legendre nodes per quadrature piece.
 N_NODES = 128
 

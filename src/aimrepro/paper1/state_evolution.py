@@ -89,6 +89,10 @@ def _check_rho(rho):
     rho = float(rho)
     if not (math.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a finite number > 0, got {rho}")
+    if not spectra.RHO_MIN <= rho <= spectra.RHO_MAX:
+        raise ValueError(f"rho must lie in [{spectra.RHO_MIN:g}, {spectra.RHO_MAX:g}], the range on "
+                         f"which the state evolution is validated (spectra.RHO_MIN, RHO_MAX), "
+                         f"got {rho:g}")
     return rho
 
 
@@ -262,7 +266,7 @@ def solve_se(channel: OutputChannel, alpha: float, rho: float, *, tol: float = 1
     ----------
     channel : OutputChannel (see ``channels.make_channel``)
     alpha : sample ratio α = n/d² > 0
-    rho : width ratio ρ = r/d > 0
+    rho : width ratio ρ = r/d in [spectra.RHO_MIN, spectra.RHO_MAX] (the validated range)
     tol : tolerance on the fixed-point residual |v − mmse(1/q̂(v))|
     """
     return se_curve(channel, [alpha], rho, tol=tol)[0]
