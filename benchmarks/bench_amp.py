@@ -15,7 +15,7 @@ pinned to 1 before numpy loads), so that its peak resident memory
 
 The published implementation materialises the sensing tensor
 X ∈ R^{n×d×d×T×T} in float64 for the training and for the test set:
-8 n d² T² bytes each (``paper1.md`` §9, "Efficiency"); the table prints that
+8 n d² T² bytes each (``docs/paper1.md`` §9, "Efficiency"); the table prints that
 figure next to ours.  Writes ``benchmarks/results/amp.json``.
 """
 

@@ -3,7 +3,7 @@
 Run:  python benchmarks/bench_moments.py [--quick]
 
 One right-hand side of the tied hierarchy [P eq. 11] truncated at order M
-(``paper2.md`` §4.1–4.2), K = 2 (student trainable, teacher fixed), a
+(``docs/paper2.md`` §4.1–4.2), K = 2 (student trainable, teacher fixed), a
 constant Γ (so only the hierarchy itself is timed), one core.
 
 * **aimrepro**: :func:`aimrepro.paper2.moments.hierarchy_rhs` — one moment

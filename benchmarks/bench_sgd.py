@@ -5,11 +5,11 @@ Run:  python benchmarks/bench_sgd.py [--quick]
 Tied student S = W Wᵀ, T = 2 tokens, softmax (β = 1) output, MSE loss,
 AIM-scaled teacher and student (ρ = ½), on one core (BLAS/OpenMP threads
 pinned to 1 before numpy loads).  Two sizes: d = 100 with B = 256 and
-d = 400 with B = 512 (the paper's Figure 1 settings, ``paper2.md`` §6).
+d = 400 with B = 512 (the paper's Figure 1 settings, ``docs/paper2.md`` §6).
 
 * **aimrepro**: :class:`aimrepro.paper2.sgd.TiedStudent` — indices and
   gradient are contractions of the tokens with W, O(B T d r) per step
-  (``paper2.md`` §7).
+  (``docs/paper2.md`` §7).
 * **naive**: forms S = W Wᵀ, computes each sample's indices x_aᵀ S x_b and its
   d×d gradient Σ_ab g_ab (x_a x_bᵀ − δ_ab I)/√d, averages them and multiplies
   by W: O(B T² d²) per step plus B per-sample d×d matrices.

@@ -6,7 +6,7 @@ Measures on one core (BLAS/OpenMP threads pinned to 1 before numpy loads):
 
 1. a 256-point softmax SE curve (T = 2, ρ = 0.5, α from 1e-5 to α_PR), ours;
 2. the published approach for the same curve, re-implemented here from its
-   description (``paper1.md`` §9 B6 and "Efficiency"): a damped fixed-point
+   description (``docs/paper1.md`` §9 B6 and "Efficiency"): a damped fixed-point
    iteration per α whose mmse(Δ) needs adaptive ``quad`` (epsabs 1e-4) of μ³
    with ``np.roots`` at every node; timed on a few α and extrapolated;
 3. one hardmax T = 2 SE point (ρ = 0.5, α = 0.3) from the uninformative start,

@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/bench_untied_flow.py [--dims 100 200 400]
 
-The problem of Figure S4 at quick scale (``paper2.md`` §5.3): one token, link
+The problem of Figure S4 at quick scale (``docs/paper2.md`` §5.3): one token, link
 h₂, teacher mean m₂ = 2, student mean m(0) = 0.5, ρ = 1, unit variance,
 integrated over τ ∈ [0, 0.1] from the replicate-0 initial state, on one
 core (BLAS/OpenMP threads pinned to 1 before numpy loads).  The fast

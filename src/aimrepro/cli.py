@@ -22,7 +22,7 @@
 ``aimrepro gd --T 2 --rho 0.5 --alpha 0.1 --d 60 --inits 8 --steps 1000 --lr 0.1 --seed 1``
     Sample a softmax AIM dataset as ``amp`` does, train ``--inits`` tied
     students W Wᵀ/√(r d) of the teacher's width by full-batch Adam on the
-    paper's loss (paper1.md §6) and print one JSON object:
+    paper's loss (docs/paper1.md §6) and print one JSON object:
     ``single_error`` (mean over the students of ‖S_k − S*‖²_F/d),
     ``averaged_error`` (‖S̄ − S*‖²_F/d of their mean), ``train_loss`` (mean
     final training loss), ``generalisation_error`` (plug-in test error of
@@ -63,13 +63,13 @@ __all__ = ["CHANNEL_NAMES", "LINK_NAMES", "PARAMETRISATIONS", "build_parser", "m
 #: ``aimrepro.paper1.channels`` (a unit test checks this), listed here so that the
 #: parser does not import the science modules just to print --help.
 CHANNEL_NAMES = ("softmax", "hardmax", "hardmax_paper")
-#: Channels defined for T = 2 only (paper1.md §3.4).
+#: Channels defined for T = 2 only (docs/paper1.md §3.4).
 _T2_ONLY_CHANNELS = ("hardmax", "hardmax_paper")
 #: Links and parametrisations of ``sgd``; equal to aimrepro.paper2.losses.LINK_NAMES and
 #: aimrepro.paper2.sgd.PARAMETRISATIONS (a unit test checks this).
 LINK_NAMES = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
 PARAMETRISATIONS = ("direct", "tied", "untied")
-#: Row-wise links act on rows of T >= 2 tokens (paper2.md §1).
+#: Row-wise links act on rows of T >= 2 tokens (docs/paper2.md §1).
 _ROW_LINKS = ("softmax", "hardmax")
 
 

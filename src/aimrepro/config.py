@@ -1,6 +1,6 @@
 """Validate a configuration mapping against a JSON schema, with one-line errors.
 
-The workflow validates ``config.yaml`` before any job runs (DESIGN.md,
+The workflow validates ``config.yaml`` before any job runs (docs/design.md,
 "Config validation").  jsonschema's own messages print the whole offending
 sub-document and schema; :func:`validate_config` instead raises
 :class:`ConfigError` with a single line naming the key path, the value and

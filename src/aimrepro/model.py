@@ -1,6 +1,6 @@
 """The attention-indexed model (AIM): tokens, teachers, indices and links.
 
-``paper1.md`` §1: a sample is a sequence X ∈ R^{T×d} of i.i.d. N(0, 1)
+``docs/paper1.md`` §1: a sample is a sequence X ∈ R^{T×d} of i.i.d. N(0, 1)
 tokens; a symmetric S ∈ R^{d×d} defines the T×T indices
 
     h_ab = (x_aᵀ S x_b − δ_ab Tr S)/√d,
@@ -8,7 +8,7 @@ tokens; a symmetric S ∈ R^{d×d} defines the T×T indices
 and the label is y = g(h).  The teacher is S* = W Wᵀ/√(r d) with W ∈ R^{d×r}
 Gaussian, r = ρ d.
 
-Paper 2 (``paper2.md`` §1) adds the Hermite links h₁, h₂, h₃ (applied entry
+Paper 2 (``docs/paper2.md`` §1) adds the Hermite links h₁, h₂, h₃ (applied entry
 by entry) and uncentered indices of non-symmetric matrices S = L Rᵀ;
 :func:`indices_from_factors` covers both.
 
@@ -33,7 +33,7 @@ from scipy.special import log_softmax
 
 LINKS = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
 
-#: Normalised probabilists' Hermite polynomials h_k = He_k/√(k!) (paper2.md §1, Fig. 2):
+#: Normalised probabilists' Hermite polynomials h_k = He_k/√(k!) (docs/paper2.md §1, Fig. 2):
 #: E h_k(Z)² = 1 and E h_j(Z) h_k(Z) = 0 for Z ~ N(0, 1).
 HERMITE_LINKS = {"h1": 1, "h2": 2, "h3": 3}
 
@@ -69,7 +69,7 @@ def width(d: int, rho: float) -> int:
 
 @dataclass(frozen=True)
 class Teacher:
-    """Tied teacher S* = W Wᵀ/√(r d) (``paper1.md`` §1.4)."""
+    """Tied teacher S* = W Wᵀ/√(r d) (``docs/paper1.md`` §1.4)."""
 
     W: np.ndarray
 
@@ -127,7 +127,7 @@ def indices_from_factors(X: np.ndarray, left: np.ndarray, right: np.ndarray | No
                          centered: bool = True) -> np.ndarray:
     """Indices of S = scale · L Rᵀ + shift · I without forming S: O(n T d r + n T² d).
 
-    h_ab = (x_aᵀ S x_b − [centered] δ_ab Tr S)/√d (``paper2.md`` §1: the
+    h_ab = (x_aᵀ S x_b − [centered] δ_ab Tr S)/√d (``docs/paper2.md`` §1: the
     centered index of tied and direct attention, the uncentered one of
     untied attention S = U Vᵀ).  ``right=None`` means R = L (symmetric S).
     """
@@ -187,7 +187,7 @@ def plug_in_test_error(X: np.ndarray, y: np.ndarray, S: np.ndarray, link: str, *
     E_gen = (1/n) Σ_μ ‖y_μ − g(h_μ(S))‖²_F, the squared Frobenius error per
     sequence of the labels predicted with the estimate in place of the teacher
     (the quantity the published ``AMP_softmax.py`` meant to compute, without
-    its √2 bug B3; ``paper1.md`` §2 leaves the normalisation open).  For the
+    its √2 bug B3; ``docs/paper1.md`` §2 leaves the normalisation open).  For the
     hardmax link each wrong row costs 2, so E_gen = 2 × (wrong rows per
     sequence).  O(n T d²) through :func:`indices`.
 

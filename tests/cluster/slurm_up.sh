@@ -5,8 +5,8 @@
 # there): installs Debian's slurmctld, slurmd, slurm-client and munge if
 # missing, writes /etc/slurm/slurm.conf, starts munged, slurmctld and slurmd,
 # and waits until the node is idle.  No accounting database: clients must pass
-# `--slurm-status-command squeue` to Snakemake (README, "Running on Slurm").
-# Recipe, timings and pitfalls: the project's notes, slurm_loopback.md.
+# `--slurm-status-command squeue` to Snakemake (docs/slurm.md, "Status checks: sacct or squeue").
+# What it sets up and why: docs/slurm.md, "The cluster tests".
 #
 # Idempotent: a cluster this script started before is stopped first and comes
 # back with empty controller state (no old jobs, job ids from 1).  It refuses

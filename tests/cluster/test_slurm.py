@@ -49,7 +49,7 @@ SLURM_UP, SLURM_DOWN = HERE / "slurm_up.sh", HERE / "slurm_down.sh"
 OPT_IN = os.environ.get("AIMREPRO_CLUSTER_TESTS", "")
 REQUIRED = OPT_IN == "required"
 
-#: What a user passes (README, "Running on Slurm"): targets first, then the
+#: What a user passes (docs/slurm.md, "Running"): targets first, then the
 #: site's account and partition.  The loopback cluster's partition is
 #: `debug`; without accounting Slurm accepts any account name.
 SITE = ("--default-resources", "slurm_account=root", "slurm_partition=debug")

@@ -1,4 +1,4 @@
-"""GAMP-RIE (paper1.md §5): contractions against the sensing matrices, SE correspondence,
+"""GAMP-RIE (docs/paper1.md §5): contractions against the sensing matrices, SE correspondence,
 seeded small-d runs against the state evolution, determinism, divergence handling."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from aimrepro.paper1.state_evolution import _mmse_any, solve_se
 
 
 def sensing_matrices(X):
-    """A_{μ,ab} (a ≤ b) built one by one, as in paper1.md §5: (n, m, d, d)."""
+    """A_{μ,ab} (a ≤ b) built one by one, as in docs/paper1.md §5: (n, m, d, d)."""
     n, T, d = X.shape
     pairs = [(a, b) for a in range(T) for b in range(a, T)]
     A = np.zeros((n, len(pairs), d, d))

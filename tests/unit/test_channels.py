@@ -1,4 +1,4 @@
-"""Output channels (paper1.md §3.3–3.4, §9 B1): one battery run over every channel."""
+"""Output channels (docs/paper1.md §3.3–3.4, §9 B1): one battery run over every channel."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""AIM datasets (paper1.md §1): seeding per dataset, the data model, storage."""
+"""AIM datasets (docs/paper1.md §1): seeding per dataset, the data model, storage."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_labels_follow_the_teacher_through_the_stored_tokens(link, beta):
 def test_teacher_is_the_paper_normalisation():
     ds = sample_dataset(spec(d=200, rho=0.5, alpha=1e-4), 1)
     assert ds.S == pytest.approx(ds.W @ ds.W.T / math.sqrt(100 * 200))
-    # ||S||_F^2/d -> Q0 = 1 + rho (paper1.md §1.6)
+    # ||S||_F^2/d -> Q0 = 1 + rho (docs/paper1.md §1.6)
     assert np.sum(ds.S ** 2) / 200 == pytest.approx(1.5, rel=0.05)
 
 

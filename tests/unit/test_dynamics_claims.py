@@ -1,4 +1,4 @@
-"""Paper-2 experiments, claim rows and figures on small or synthetic inputs (``paper2.md`` §3, §5, §6)."""
+"""Paper-2 experiments, claim rows and figures on small or synthetic inputs (``docs/paper2.md`` §3, §5, §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reference flows of paper 2 against SGD and against the paper's identities (``paper2.md`` §2, §4.4)."""
+"""Reference flows of paper 2 against SGD and against the paper's identities (``docs/paper2.md`` §2, §4.4)."""
 
 from __future__ import annotations
 

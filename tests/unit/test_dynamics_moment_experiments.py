@@ -1,4 +1,4 @@
-"""Result tables of the moment hierarchy and the measurements read off them (``paper2.md`` §4, §6)."""
+"""Result tables of the moment hierarchy and the measurements read off them (``docs/paper2.md`` §4, §6)."""
 
 from __future__ import annotations
 

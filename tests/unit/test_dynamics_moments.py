@@ -1,4 +1,4 @@
-"""The tied moment hierarchy, its truncations and the Riccati case (``paper2.md`` §4, §4.4)."""
+"""The tied moment hierarchy, its truncations and the Riccati case (``docs/paper2.md`` §4, §4.4)."""
 
 from __future__ import annotations
 

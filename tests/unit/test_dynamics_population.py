@@ -1,4 +1,4 @@
-"""Population loss of paper 2 (``paper2.md`` §3): links, the §3.2 sampler, Φ, closed forms, Price.
+"""Population loss of paper 2 (``docs/paper2.md`` §3): links, the §3.2 sampler, Φ, closed forms, Price.
 
 Monte-Carlo comparisons use tolerances of 5 standard errors computed from
 the same draws, never guessed constants.
@@ -135,7 +135,7 @@ def test_linear_closed_form_against_monte_carlo(T):
     law = generic_law(T)
     mean, se = _mc(mse("linear"), law)
     assert abs(pop.phi_linear(law) - mean) < 5 * se
-    # symmetric S, c = 1: T(T + 1) Tr((S₁ − S₂)²)/d (paper2.md §3.3: 8.40 at T = 2, 16.80 at T = 3)
+    # symmetric S, c = 1: T(T + 1) Tr((S₁ − S₂)²)/d (docs/paper2.md §3.3: 8.40 at T = 2, 16.80 at T = 3)
     sym = pop.IndexLaw.symmetric(Q, T)
     assert pop.phi_linear(sym, prefactor=1.0) == pytest.approx(T * (T + 1) * 1.4, rel=1e-14)
 
@@ -226,7 +226,7 @@ def test_hardmax_gradient_is_the_arccos_derivative():
 
 
 def test_gamma_of_the_riccati_loss_is_the_papers():
-    """ℒ = (G₁ − G₂)², L = 1: Γ₁₁ = 2, Γ₁₂ = −2 ([P App. D.3], paper2.md §2.2)."""
+    """ℒ = (G₁ − G₂)², L = 1: Γ₁₁ = 2, Γ₁₂ = −2 ([P App. D.3], docs/paper2.md §2.2)."""
     gamma = pop.Potential(mse("linear", prefactor=1.0), 1).gamma(Q)
     np.testing.assert_allclose(gamma, [[2.0, -2.0], [-2.0, 2.0]], atol=1e-12)
 

@@ -1,4 +1,4 @@
-"""Online SGD of paper 2 (``paper2.md`` §2, §4.4): gradients, time accounting, blow-up, seeds."""
+"""Online SGD of paper 2 (``docs/paper2.md`` §2, §4.4): gradients, time accounting, blow-up, seeds."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_same_seed_gives_identical_trajectories_and_seeds_are_independent_of_the
 
 @pytest.mark.parametrize(("param", "factor"), [("tied", 4.0), ("direct", 1.0), ("untied", 1.0)])
 def test_time_accounting_of_minibatch_steps(param, factor):
-    """t_ode = n·c·α/d, n_samples = B·n, t_fast = α·n (paper2.md §2, §2.4)."""
+    """t_ode = n·c·α/d, n_samples = B·n, t_fast = α·n (docs/paper2.md §2, §2.4)."""
     spec = sgd.ProblemSpec(param, "h1", 1, 20, student_rho=1.0 if param == "untied" else None)
     lr, B = 0.01, 8
     settings = sgd.SGDSettings(lr=lr, batch=B, horizon=0.05, n_records=6)

@@ -1,4 +1,4 @@
-"""Untied attention (``paper2.md`` §2.3, §5.3; [P eqs. 24–49]): the flows, the fast fixed point,
+"""Untied attention (``docs/paper2.md`` §2.3, §5.3; [P eqs. 24–49]): the flows, the fast fixed point,
 the moment hierarchy, the dichotomy, and reproducible untied SGD."""
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def test_fast_fixed_point_is_a_minimum_of_phi_in_the_mean(link, m2, v1, start):
     direct = optimize.minimize_scalar(landscape.value, bounds=(lo, hi), method="bounded",
                                       options={"xatol": 1e-10})
     assert fixed.m_star == pytest.approx(direct.x, abs=1e-6)
-    if link == "h2":   # ∂Φ/∂m = m(m² + 3v₁ − v₂ − m₂²) at q₁₂ = 0 (paper2.md §5.3)
+    if link == "h2":   # ∂Φ/∂m = m(m² + 3v₁ − v₂ − m₂²) at q₁₂ = 0 (docs/paper2.md §5.3)
         expected = math.copysign(math.sqrt(max(m2 ** 2 + 1.0 - 3 * v1, 0.0)), start)
         assert fixed.m_star == pytest.approx(expected, abs=1e-9)
     if link == "h1":

@@ -1,4 +1,4 @@
-"""Full-batch Adam on the tied softmax student (paper1.md §6): loss against the model's own
+"""Full-batch Adam on the tied softmax student (docs/paper1.md §6): loss against the model's own
 indices, gradient against finite differences for every T, replica batching bit for bit,
 training on a realisable problem, divergence records, error helpers, summaries, bad input."""
 

@@ -1,4 +1,4 @@
-"""The GD claim rows (paper1.md §6, §8.6) on synthetic summary tables, and the K -> infinity identity."""
+"""The GD claim rows (docs/paper1.md §6, §8.6) on synthetic summary tables, and the K -> infinity identity."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GD markers of Figure 2 right (paper1.md §7): colours per T, diverged draws apart, off-scale points shown."""
+"""GD markers of Figure 2 right (docs/paper1.md §7): colours per T, diverged draws apart, off-scale points shown."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The AIM (paper1.md §1): indices by contraction against their definition, plug-in test error."""
+"""The AIM (docs/paper1.md §1): indices by contraction against their definition, plug-in test error."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def curve(channel, rho, n=6, unconverged=()):
 
 
 def test_paper_colours_follow_rho_order():
-    # paper1.md §7: Figure 1 (union of both panels) and Figure 2 palettes.
+    # docs/paper1.md §7: Figure 1 (union of both panels) and Figure 2 palettes.
     figure1 = plotting.rho_colours([0.1, 0.2, 0.5, 1.0, 2.0, 0.05, 5.0])
     assert figure1[0.05] == "#577590" and figure1[0.1] == "#4d908e" and figure1[5.0] == "#f3722c"
     figure2 = plotting.rho_colours([0.1, 0.2, 0.3, 0.5, 1.0, 2.0])

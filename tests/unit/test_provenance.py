@@ -1,4 +1,4 @@
-"""aimrepro.records: atomic writes, tables, sidecars, lineage (DESIGN.md "Provenance sidecar")."""
+"""aimrepro.records: atomic writes, tables, sidecars, lineage (docs/design.md "Provenance sidecar")."""
 
 from __future__ import annotations
 

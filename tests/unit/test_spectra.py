@@ -1,4 +1,4 @@
-"""Random-matrix part (paper1.md §3.2): law of S + √Δ Z, mmse(Δ), RIE."""
+"""Random-matrix part (docs/paper1.md §3.2): law of S + √Δ Z, mmse(Δ), RIE."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""State evolution (paper1.md §3–§4): fixed points, thresholds and limits."""
+"""State evolution (docs/paper1.md §3–§4): fixed points, thresholds and limits."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""The theory claims rows (paper1.md §3–§4, §9): what they measure and how they judge."""
+"""The theory claims rows (docs/paper1.md §3–§4, §9): what they measure and how they judge."""
 
 import pytest
 

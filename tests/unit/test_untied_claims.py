@@ -1,4 +1,4 @@
-"""The untied claim rows and figures on synthetic trajectories (``paper2.md`` §5.3, §6)."""
+"""The untied claim rows and figures on synthetic trajectories (``docs/paper2.md`` §5.3, §6)."""
 
 from __future__ import annotations
 

@@ -267,7 +267,7 @@ def _planned_after_edit(repo, relative):
 
 @needs_science
 def test_editing_a_science_module_reruns_the_curves_that_use_it(tiny_run):
-    # DESIGN.md "Reruns": code inputs make an SE edit rerun the SE, its figures and
+    # docs/design.md "Reruns": code inputs make an SE edit rerun the SE, its figures and
     # the theory claims that call it.
     rules = _planned_after_edit(tiny_run, "src/aimrepro/paper1/state_evolution.py")
     assert rules.count("se_curve") == 7

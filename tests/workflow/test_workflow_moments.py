@@ -54,7 +54,7 @@ def test_default_config_plans_the_moment_figures_at_both_scales(repo_copy):
     paper = run_snakemake(repo_copy, "-n", "--cores", "2", "--config", "scale=paper")
     outputs = [out for rule, out in planned_jobs(paper.stdout)
                if rule == "sgd_run"]
-    # Figures 1 and 4 at the paper's settings (paper2.md §6): d = 400, lr 0.01, batch 512
+    # Figures 1 and 4 at the paper's settings (docs/paper2.md §6): d = 400, lr 0.01, batch 512
     assert "results/paper/sgd/tied_softmax_T2_rho0.5_aim_c0.5_d400/" \
            "lr0.01_B512_wd0_t2_n81_stopnone_seed0.csv" in outputs
     assert "results/paper/sgd/tied_linear_T1_rho0.5_aim_c1_d400/" \

@@ -59,7 +59,7 @@ def test_default_config_plans_paper2_at_both_scales(repo_copy):
             "paper2_figS2", "paper2_figS3", "claims_paper2_dynamics"} <= set(rules)
     paper = run_snakemake(repo_copy, "-n", "--cores", "2", "--config", "scale=paper")
     outputs = [out for rule, out in planned_jobs(paper.stdout) if rule == "sgd_run"]
-    # Figure 2 at the paper's settings (paper2.md §6): d = 400, lr 0.005, batch 512
+    # Figure 2 at the paper's settings (docs/paper2.md §6): d = 400, lr 0.005, batch 512
     assert "results/paper/sgd/tied_h3_T1_rho0.5_unit_variance_c0.5_d400/" \
            "lr0.005_B512_wd0_t3_n241_stopnone_seed4.csv" in outputs
 

@@ -57,7 +57,7 @@ def test_default_config_plans_the_untied_figures_at_both_scales(repo_copy):
             "paper2_figS4", "paper2_figS5", "claims_paper2_untied"} <= rules
     paper = run_snakemake(repo_copy, "-n", "--cores", "2", "--config", "scale=paper")
     outputs = [out for rule, out in planned_jobs(paper.stdout) if rule == "untied_sgd_run"]
-    # Figure 3 at the paper's settings (paper2.md §6): d = 800, lr 0.01, batch 4096
+    # Figure 3 at the paper's settings (docs/paper2.md §6): d = 800, lr 0.01, batch 4096
     assert ("results/paper/untied/sgd/h3_T1_rho1_unit_variance_sU1_sV0.9_m20_m0none_d800/"
             "lr0.01_B4096_wd0_tau1.5_n151_fast0x0_stopnone_seed2.csv") in outputs
 

@@ -63,7 +63,7 @@ rule claims_paper1_gd:
 
 
 rule claims_paper2_dynamics:
-    """Paper 2's landscape and weak-recovery claims as measured rows (paper2.md §3, §5)."""
+    """Paper 2's landscape and weak-recovery claims as measured rows (docs/paper2.md §3, §5)."""
     input:
         theorem1=lambda wildcards: PLAN.theorem1_paths(wildcards.scale),
         figure2=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "path"),
@@ -89,7 +89,7 @@ rule claims_paper2_dynamics:
 
 
 rule claims_paper2_moments:
-    """Paper 2's claims on the moment hierarchy and its truncations as measured rows (paper2.md §4)."""
+    """Paper 2's claims on the moment hierarchy and its truncations as measured rows (docs/paper2.md §4)."""
     input:
         s6=lambda wildcards: column(PLAN.figureS6_tables(wildcards.scale), "path"),
         figure1=lambda wildcards: [run[key] for run in PLAN.figure1_moment_runs(wildcards.scale)
@@ -118,7 +118,7 @@ rule claims_paper2_moments:
 
 
 rule claims_paper2_untied:
-    """Paper 2's untied claims: the two collapses, the dichotomy in d, the sign (paper2.md §5.3)."""
+    """Paper 2's untied claims: the two collapses, the dichotomy in d, the sign (docs/paper2.md §5.3)."""
     input:
         figure3=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "path"),
         figureS4=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "path"),

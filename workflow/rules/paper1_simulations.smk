@@ -1,5 +1,5 @@
 # Paper 1, simulations: AIM datasets, GAMP-RIE runs and gradient descent
-# (paper1.md §5, §6, §7).
+# (docs/paper1.md §5, §6, §7).
 #
 # aim_dataset_<scale>  one teacher + training + test sequences per (link,
 #                      beta, T, rho, d, alpha, seed), read by AMP and GD; temp()

@@ -1,4 +1,4 @@
-# Paper 1, Bayes-optimal theory: state-evolution curves (paper1.md §3-4).
+# Paper 1, Bayes-optimal theory: state-evolution curves (docs/paper1.md §3-4).
 #
 # One job = one curve: a channel, T and rho along one grid of one axis, e.g.
 #   results/quick/se/hardmax_T2_rho0.5/alpha_log_0.03_10_n24.csv
@@ -18,7 +18,7 @@ rule se_curve:
     wildcard_constraints:
         **paths.SE_CURVE.constraints(),
     params:
-        # The softmax SE does not depend on beta (paper1.md §3.3): the paths
+        # The softmax SE does not depend on beta (docs/paper1.md §3.3): the paths
         # carry no beta and every curve is computed at beta = 1.
         beta=1.0,
     threads: 1

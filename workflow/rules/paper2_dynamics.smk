@@ -1,5 +1,5 @@
 # Paper 2, population landscape and online SGD of direct, tied and untied
-# attention (paper2.md §1-3, §5.1-5.2, §6): SGD runs, their reference flows,
+# attention (docs/paper2.md §1-3, §5.1-5.2, §6): SGD runs, their reference flows,
 # the Theorem-1 check and the landscape.
 #
 # Paths name every parameter, e.g.
@@ -10,7 +10,7 @@
 
 
 rule sgd_run:
-    """Online SGD of one teacher-student problem, one replicate (paper2.md §2)."""
+    """Online SGD of one teacher-student problem, one replicate (docs/paper2.md §2)."""
     input:
         code=script_code("sgd_run.py"),
     output:
@@ -28,7 +28,7 @@ rule sgd_run:
 
 
 rule reference_flow:
-    """Theory curve of one replicate: tied matrix flow or direct closed ODE (paper2.md §4.3, §2.1)."""
+    """Theory curve of one replicate: tied matrix flow or direct closed ODE (docs/paper2.md §4.3, §2.1)."""
     input:
         code=script_code("reference_flow.py"),
     output:
@@ -46,7 +46,7 @@ rule reference_flow:
 
 
 rule theorem1:
-    """Finite-d population loss against Phi(q) at one d (paper2.md §3.1, Figure S1)."""
+    """Finite-d population loss against Phi(q) at one d (docs/paper2.md §3.1, Figure S1)."""
     input:
         code=script_code("theorem1.py"),
     output:
@@ -64,7 +64,7 @@ rule theorem1:
 
 
 rule landscape:
-    """Phi over (q11, q12) at the AIM teacher norm, one link (paper2.md §3.3-3.4, Figure S2)."""
+    """Phi over (q11, q12) at the AIM teacher norm, one link (docs/paper2.md §3.3-3.4, Figure S2)."""
     input:
         code=script_code("landscape.py"),
     output:

@@ -1,12 +1,12 @@
 # Paper 2, the tied matrix-moment hierarchy, its zero truncations and the
-# exactly solvable Riccati case (paper2.md §4, §6, §8.1).  Figure 1 reuses the
+# exactly solvable Riccati case (docs/paper2.md §4, §6, §8.1).  Figure 1 reuses the
 # SGD runs and matrix flows of paper2_dynamics.smk; Figure 4 runs SGD with the
 # loss (G1 - G2)^2 (prefactor c = 1), e.g.
 #   results/quick/moments/truncations/softmax_T2_rho0.5_aim_c0.5_d100/wd0_t2_n41_M2-3-4-6-8_seed0.csv
 
 
 rule moment_truncations:
-    """Truncated moment hierarchy at every order, from one replicate's initial moments (paper2.md §4.2)."""
+    """Truncated moment hierarchy at every order, from one replicate's initial moments (docs/paper2.md §4.2)."""
     input:
         code=script_code("moment_truncations.py"),
     output:
@@ -24,7 +24,7 @@ rule moment_truncations:
 
 
 rule riccati_flow:
-    """Exact matrix flow of the linear case in closed form (paper2.md §4.4, [P eq. 343])."""
+    """Exact matrix flow of the linear case in closed form (docs/paper2.md §4.4, [P eq. 343])."""
     input:
         code=script_code("riccati_flow.py"),
     output:

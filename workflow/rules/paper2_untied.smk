@@ -1,4 +1,4 @@
-# Paper 2, untied attention S = U V^T (paper2.md §2.3, §5.3, §6): SGD runs with
+# Paper 2, untied attention S = U V^T (docs/paper2.md §2.3, §5.3, §6): SGD runs with
 # fast (t = lr n) and slow (tau = lr n/d) records, their population flows and
 # fast-phase means, the slaved d -> infinity slow flow and the fast-state table, e.g.
 #   results/quick/untied/sgd/h2_T1_rho1_unit_variance_sU1_sV0.9_m2-2_m0none_d100/
@@ -9,7 +9,7 @@
 
 
 rule untied_sgd_run:
-    """Online SGD of untied attention, one replicate, fast and slow records (paper2.md §2.3)."""
+    """Online SGD of untied attention, one replicate, fast and slow records (docs/paper2.md §2.3)."""
     input:
         code=script_code("untied_sgd_run.py"),
     output:
@@ -45,7 +45,7 @@ rule untied_theory:
 
 
 rule untied_fast_states:
-    """Fast state m*(m2), dichotomy factors and the symmetric-state threshold (paper2.md §5.3)."""
+    """Fast state m*(m2), dichotomy factors and the symmetric-state threshold (docs/paper2.md §5.3)."""
     input:
         code=script_code("untied_fast_states.py"),
     output:

@@ -1,4 +1,4 @@
-"""Paper 1's claims about GAMP-RIE, each turned into a measured number (``paper1.md`` §5, §8.4–8.5, §9).
+"""Paper 1's claims about GAMP-RIE, each turned into a measured number (``docs/paper1.md`` §5, §8.4–8.5, §9).
 
 The rows are measured on the AMP summary tables of the pipeline
 (``amp.summary_table``: mean and std over seeds per α, converged runs only,
@@ -21,17 +21,17 @@ from aimrepro.claims.table import ClaimRow
 #: "Within the seed spread": |mean − SE| at most this many standard deviations of the seeds.
 SPREAD_FACTOR = 2.0
 
-#: Softmax beyond α_PR: every run's error below this (``paper1.md`` §8.5: 3e−4 to 6e−4 published).
+#: Softmax beyond α_PR: every run's error below this (``docs/paper1.md`` §8.5: 3e−4 to 6e−4 published).
 PERFECT_RECOVERY_ERROR = 1e-3
 
 #: Absolute slack added to the seed spread: errors below this count as zero
 #: (where SE and AMP both vanish the seed spread is ~1e−5 and says nothing).
 AGREEMENT_FLOOR = PERFECT_RECOVERY_ERROR
 
-#: The published hardmax "MMSE" the corrected AMP is compared with (``paper1.md`` §9 B1).
+#: The published hardmax "MMSE" the corrected AMP is compared with (``docs/paper1.md`` §9 B1).
 HARDMAX_CHECK = {"rho": 0.5, "alpha": 0.3}
 
-#: The published AMP dot near that point (``paper1.md`` §8.4, ρ = 0.5, α = 0.3122: 0.615 ± 0.025).
+#: The published AMP dot near that point (``docs/paper1.md`` §8.4, ρ = 0.5, α = 0.3122: 0.615 ± 0.025).
 PUBLISHED_AMP_DOT = {"rho": 0.5, "alpha": 0.3122, "mean": 0.615, "std": 0.025}
 
 

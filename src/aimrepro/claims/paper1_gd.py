@@ -1,4 +1,4 @@
-"""Paper 1's claims about gradient descent, each turned into a measured number (``paper1.md`` §6, §8.6).
+"""Paper 1's claims about gradient descent, each turned into a measured number (``docs/paper1.md`` §6, §8.6).
 
 The rows are measured on the GD summary tables of the pipeline
 (``gd.summary_table``: per α, single-student and averaged errors over the

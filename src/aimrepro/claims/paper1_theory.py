@@ -1,4 +1,4 @@
-"""Paper 1's theory claims, each turned into a measured number (``paper1.md`` §3–§4, §9).
+"""Paper 1's theory claims, each turned into a measured number (``docs/paper1.md`` §3–§4, §9).
 
 Every function returns :class:`aimrepro.claims.table.ClaimRow` objects; the
 ``claims_paper1_theory`` rule writes them as one fragment of

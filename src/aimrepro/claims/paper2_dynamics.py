@@ -1,4 +1,4 @@
-"""Paper 2's landscape and weak-recovery claims as measured rows (``paper2.md`` §3.1, §5.1–5.2).
+"""Paper 2's landscape and weak-recovery claims as measured rows (``docs/paper2.md`` §3.1, §5.1–5.2).
 
 Every row's measured number comes from the pipeline's own results (the
 Theorem-1 tables, the Figure 2 and Figure S3 SGD runs); where a measurement
@@ -154,7 +154,7 @@ def weak_recovery_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]]
                        threshold: float, eta: float, horizon: Mapping[str, float],
                        scan_flows: Mapping[tuple[str, str, int], Sequence[Trajectory]]
                        | None = None) -> list[ClaimRow]:
-    """Weak recovery of tied and direct attention ([P Cor. 3, Cor. 7], ``paper2.md`` §5.1–5.2).
+    """Weak recovery of tied and direct attention ([P Cor. 3, Cor. 7], ``docs/paper2.md`` §5.1–5.2).
 
     ``scan`` holds the Figure S3 runs per (param, link, d), with per-sample
     rate α/B = η/(d ln d); ``scan_flows`` their reference flows (the notes

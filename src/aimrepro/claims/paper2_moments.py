@@ -1,4 +1,4 @@
-"""Paper 2's claims about the moment hierarchy as measured rows (``paper2.md`` §4, §6, §8.1).
+"""Paper 2's claims about the moment hierarchy as measured rows (``docs/paper2.md`` §4, §6, §8.1).
 
 Topic ``paper2_moments``.  Every number comes from the pipeline's results:
 the truncation-error tables of Figure S6 (linear case, exact Riccati
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: |SGD − matrix flow| on the overlap p₁₂/p₂₂, over the whole horizon of Figure 1: the
-#: SGD-noise correction is O(αd/B) relative (αd/B = 0.02 at quick scale, ``paper2.md`` §2.4)
+#: SGD-noise correction is O(αd/B) relative (αd/B = 0.02 at quick scale, ``docs/paper2.md`` §2.4)
 #: and the initial moments fluctuate by O(1/√d) between replicates.
 FLOW_SGD_OVERLAP_TOL = 0.025
 #: Relative |SGD batch loss − Φ(q_flow)|/Φ: adds the finite-d gap of Theorem 1 (≈ 1–3 % for

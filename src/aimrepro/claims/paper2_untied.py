@@ -1,4 +1,4 @@
-"""Paper 2's untied-attention claims as measured rows (``paper2.md`` §5.3; [P §4, Fig. 3]).
+"""Paper 2's untied-attention claims as measured rows (``docs/paper2.md`` §5.3; [P §4, Fig. 3]).
 
 Every number comes from the pipeline's own results: the SGD runs of Figures
 3, S4 and S5, their population flows, the slaved d → ∞ flows of Figure S4 and
@@ -134,7 +134,7 @@ def _collapse_row(row_id, section, claim, names, errors, wrong, d_max, window, w
 def collapse_rows(runs: Mapping[int, Sequence[Trajectory]],
                   flows: Mapping[int, Sequence[Trajectory]], limits: Sequence[Trajectory], *,
                   link: str, fast_horizon: float, horizon: float) -> list[ClaimRow]:
-    """U1 ([P Thm 3], ``paper2.md`` §5.3): m collapses on t = lr n, the overlap on τ = lr n/d."""
+    """U1 ([P Thm 3], ``docs/paper2.md`` §5.3): m collapses on t = lr n, the overlap on τ = lr n/d."""
     dims = sorted(runs)
     d_min, d_max = dims[0], dims[-1]
     fast = collapse_errors(runs, axis="fast", quantity="mean", window=fast_horizon)
@@ -201,7 +201,7 @@ def dichotomy_rows(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
                    flows: Mapping[tuple[float, int], Sequence[Trajectory]],
                    fast_states: Mapping[str, np.ndarray], *, link: str, threshold: float,
                    horizon: float, fast_horizon: float) -> list[ClaimRow]:
-    """U2 ([P Cor. 4, eqs. 42–49], ``paper2.md`` §5.3): escape time against d and the teacher mean."""
+    """U2 ([P Cor. 4, eqs. 42–49], ``docs/paper2.md`` §5.3): escape time against d and the teacher mean."""
     means = sorted({m2 for m2, _ in runs})
     dims = sorted({d for _, d in runs})
     esc = {key: [escape_time(run, threshold) for run in group] for key, group in runs.items()}

@@ -3,7 +3,7 @@
 Each topic of the pipeline (theory, AMP, GD, dynamics, ...) writes a *claim
 fragment*: a TSV file ``results/{scale}/claims/{topic}.tsv`` with one
 :class:`ClaimRow` per line.  The ``claims`` rule merges the fragments into
-``results/{scale}/claims.md`` (DESIGN.md, "Theory ↔ experiment").
+``results/{scale}/claims.md`` (docs/design.md, "Theory ↔ experiment").
 
 TSV format
 ----------
@@ -46,7 +46,7 @@ class ClaimRow:
     paper : str
         ``"paper1"`` or ``"paper2"``.
     section : str
-        Where the claim is stated, e.g. ``"§3.5"`` of ``paper1.md``.
+        Where the claim is stated, e.g. ``"§3.5"`` of ``docs/paper1.md``.
     claim : str
         The claim in words.
     expected : float or str

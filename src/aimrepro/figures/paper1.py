@@ -1,4 +1,4 @@
-"""Layout of the two figures of paper 1 (``paper1.md`` §7).
+"""Layout of the two figures of paper 1 (``docs/paper1.md`` §7).
 
 The functions here only draw: they receive curves already computed (SE
 tables read from the results) and return a :class:`~matplotlib.figure.Figure`
@@ -57,7 +57,7 @@ CHANNEL_LABELS = {
 AMP_MARKERS = {"hardmax_paper": "o", "hardmax": "s", "softmax": "o"}
 AMP_LABELS = {"hardmax_paper": "AMP, published $g_{out}$ (B1)", "hardmax": "AMP, corrected $g_{out}$"}
 AMP_T_MARKERS = {2: "o", 3: "s", 4: "^", 5: "v", 6: "D"}
-#: Figure 2 right, GD markers per T (paper1.md §7): '+' single GD, 'x' GD averaged over initialisations.
+#: Figure 2 right, GD markers per T (docs/paper1.md §7): '+' single GD, 'x' GD averaged over initialisations.
 GD_SINGLE_COLOURS = {2: "#577590", 3: "#4d908e", 4: "#43aa8b", 5: "#d291ff", 6: "#1e90ff"}
 GD_AVERAGED_COLOURS = {2: "#f94144", 3: "#f3722c", 4: "#f8961e", 5: "#f9c74f", 6: "#90be6d"}
 GD_SINGLE_MARKER, GD_AVERAGED_MARKER = "+", "x"
@@ -143,7 +143,7 @@ def gd_marker_series(table: Mapping[str, np.ndarray], T: int) -> list[MarkerSeri
 
     '+' single GD: mean ± std over every finished student; 'x' averaged GD:
     mean ± std over the draws in which no student diverged, in the colours of
-    ``paper1.md`` §7 (other T: grey).  Draws in which some student diverged
+    ``docs/paper1.md`` §7 (other T: grey).  Draws in which some student diverged
     average fewer students: their mean is a hollow circle in the averaged
     colour, apart from the 'x' (never mixed in); the diverged students are
     counted by :func:`diverged_students`.
@@ -309,7 +309,7 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
     return fig, n_unconverged
 
 
-#: Axes of Figure 2 right (paper1.md §7).
+#: Axes of Figure 2 right (docs/paper1.md §7).
 _FIGURE2_RIGHT_XLIM, _FIGURE2_RIGHT_YLIM = (0.01, 1.0), (0.0, 2.1)
 
 

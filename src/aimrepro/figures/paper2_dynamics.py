@@ -1,4 +1,4 @@
-"""Layout of paper 2's Figure 2 and the supplementary Figures S1–S3 (``paper2.md`` §6).
+"""Layout of paper 2's Figure 2 and the supplementary Figures S1–S3 (``docs/paper2.md`` §6).
 
 The functions only draw: they receive trajectories and tables already
 computed by the pipeline and return a :class:`~matplotlib.figure.Figure` in
@@ -192,7 +192,7 @@ def draw_figure_s2(tables: Mapping[str, Mapping[str, np.ndarray]], *, rho: float
     """Figure S2: Φ against the cosine at q₁₁ = q₂₂ (left), Φ over (q₁₁, q₁₂) (right).
 
     The tied uninformative point has cosine ρ/(1 + ρ) (q₁₂ = t₁t₂ = ρ at the AIM
-    scalings, ``paper2.md`` §3.4); the direct one has q₁₂ = 0; the minimum is
+    scalings, ``docs/paper2.md`` §3.4); the direct one has q₁₂ = 0; the minimum is
     q₁₁ = q₁₂ = q₂₂.
     """
     tied_cosine = rho / (1.0 + rho)

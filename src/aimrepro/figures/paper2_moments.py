@@ -1,4 +1,4 @@
-"""Layout of paper 2's Figures 1 and 4 and the supplementary Figure S6 (``paper2.md`` §4, §6).
+"""Layout of paper 2's Figures 1 and 4 and the supplementary Figure S6 (``docs/paper2.md`` §4, §6).
 
 The functions only draw: they receive trajectories and tables computed by
 the pipeline and return a :class:`~matplotlib.figure.Figure` in the shared

@@ -1,4 +1,4 @@
-"""Layout of paper 2's Figure 3 and the supplementary Figures S4, S5: untied attention (``paper2.md`` §6).
+"""Layout of paper 2's Figure 3 and the supplementary Figures S4, S5: untied attention (``docs/paper2.md`` §6).
 
 The functions only draw results the pipeline computed, in the shared style
 of :mod:`aimrepro.figures.style`: SGD as markers (mean ± s.d. over replicates),

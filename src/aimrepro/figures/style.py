@@ -1,6 +1,6 @@
 """One style for every figure, and the saving of figures with provenance.
 
-The papers' figures share a layout (``paper1.md`` §7): two panels side by
+The papers' figures share a layout (``docs/paper1.md`` §7): two panels side by
 side in a 6.8 × 2.35 inch figure, tight layout, rasters at 400 dpi, one
 colour per width ratio ρ taken in order from a fixed palette, theory as lines
 and simulations as small dots with error bars.
@@ -44,7 +44,7 @@ __all__ = [
     "save_figure",
 ]
 
-#: Width × height in inches of every two-panel figure (paper1.md §7).
+#: Width × height in inches of every two-panel figure (docs/paper1.md §7).
 FIGSIZE = (6.8, 2.35)
 #: Resolution of raster (PNG) output.
 RASTER_DPI = 400

@@ -1,4 +1,4 @@
-"""Paper 1: Bayes-optimal learning of attention-indexed models (``paper1.md``).
+"""Paper 1: Bayes-optimal learning of attention-indexed models (``docs/paper1.md``).
 
 Modules, from the bottom up:
 

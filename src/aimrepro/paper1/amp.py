@@ -1,4 +1,4 @@
-"""GAMP-RIE: approximate message passing for the attention-indexed model (``paper1.md`` §5).
+"""GAMP-RIE: approximate message passing for the attention-indexed model (``docs/paper1.md`` §5).
 
 Each sample μ gives m = T(T+1)/2 measurements of the symmetric d×d matrix S
 through the sensing matrices (z-scale, ``channels`` module notes)
@@ -22,7 +22,7 @@ prior mean), Ĉ⁰ = Q0 − ρ = 1 (its error), ḡ^{−1} = 0 (the recommended 
 The SE correspondences V ↔ 2(Q0 − q), A ↔ q̂/2, Ĉ ↔ Q0 − q live in one
 place, :class:`SECorrespondence`, used by the iteration and by the tests.
 
-Deviations from §5, both measured (d = 100, 6 seeds; README "GAMP-RIE")
+Deviations from §5, both measured (d = 100, 6 seeds; docs/findings.md, "GAMP-RIE: three changes forced by measurements")
 ------------------------------------------------------------------------
 * *Damping.*  The published code damps ω and V; that breaks the Onsager
   cancellation and, with the correct hardmax channel, sends AMP away from a
@@ -85,7 +85,7 @@ class AMPDivergence(ArithmeticError):
 
 @dataclass(frozen=True)
 class SECorrespondence:
-    """AMP's scalars as state-evolution overlaps (``paper1.md`` §5).
+    """AMP's scalars as state-evolution overlaps (``docs/paper1.md`` §5).
 
     V ↔ 2(Q0 − q), A ↔ q̂/2, Ĉ ↔ Q0 − q: the AMP iteration computes V and
     q̂ through this class, and the tests map SE fixed points to AMP's

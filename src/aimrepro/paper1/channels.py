@@ -1,10 +1,10 @@
 """Output channels of the AIM, shared by the state evolution and GAMP-RIE.
 
-One class per link g (``paper1.md`` §1.3), one contract: ``log_z_out`` and its
+One class per link g (``docs/paper1.md`` §1.3), one contract: ``log_z_out`` and its
 gradient ``g_out`` with respect to the mean ω.  The state evolution integrates
 the *same* ``g_out`` that AMP evaluates on data (STYLE §2.3).
 
-Conventions (``paper1.md`` §3.2, §5)
+Conventions (``docs/paper1.md`` §3.2, §5)
 -------------------------------------
 *z-scale.*  A symmetric T×T index matrix h is stored as its m = T(T+1)/2
 upper-triangular entries in row-major order, scaled by τ_aa = 1, τ_{a<b} = √2:
@@ -118,7 +118,7 @@ class OutputChannel(ABC):
     def precision(self, y: np.ndarray, omega: np.ndarray, V) -> np.ndarray:
         """Per-sample precision −Σ_k ∂g_k/∂ω_k that GAMP-RIE sums into A (``amp``), shape (...).
 
-        The default is |g_out|², the form of ``paper1.md`` §5: equal to
+        The default is |g_out|², the form of ``docs/paper1.md`` §5: equal to
         −tr ∂g_out/∂ω in expectation over y ~ Z_out(·; ω, V) by the Nishimori
         identity (tested for the Bayes channels).  Channels with an exact,
         label-independent value override it (softmax).
@@ -127,7 +127,7 @@ class OutputChannel(ABC):
         return np.sum(g * g, axis=-1)
 
     def q_hat(self, q: float, Q0: float, alpha: float) -> float:
-        """Conjugate overlap q̂ = 4 α E|g_out|² (``paper1.md`` §3.2, z-scale form)."""
+        """Conjugate overlap q̂ = 4 α E|g_out|² (``docs/paper1.md`` §3.2, z-scale form)."""
         _check_overlap(q, Q0)
         if not alpha > 0:
             raise ValueError(f"alpha must be > 0, got {alpha}")
@@ -373,7 +373,7 @@ class Hardmax2(OutputChannel):
 
 @dataclass(frozen=True)
 class Hardmax2Paper(Hardmax2):
-    """The published hardmax code's channel derivative (erratum B1, ``paper1.md`` §9).
+    """The published hardmax code's channel derivative (erratum B1, ``docs/paper1.md`` §9).
 
     Identical to :class:`Hardmax2` except that both slopes L1, L2 are replaced
     by φ2(κ1, κ2; ϱ)/Φ2, the bivariate normal *density* over the CDF, as in

@@ -12,7 +12,7 @@ keyed by the base seed and a hash of the spec's scientific parameters
   child streams, so changing the test-set size changes neither the teacher
   nor the training data.
 
-The model is that of ``paper1.md`` §1: tokens i.i.d. N(0, 1), teacher
+The model is that of ``docs/paper1.md`` §1: tokens i.i.d. N(0, 1), teacher
 S* = W Wᵀ/√(r d) with r = round(ρ d), labels y = g(h) with
 h = (X S* Xᵀ − Tr S*·I)/√d, n = round(α d²) sequences.
 

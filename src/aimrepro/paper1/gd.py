@@ -1,4 +1,4 @@
-"""Full-batch gradient descent (Adam) on the tied attention student (``paper1.md`` §6).
+"""Full-batch gradient descent (Adam) on the tied attention student (``docs/paper1.md`` §6).
 
 Student and teacher have the same architecture (the paper's GD experiment):
 S = W Wᵀ/√(r d), W ∈ R^{d×r}, with the teacher's width r, indices
@@ -17,7 +17,7 @@ along a leading *replica* axis, W of shape (K, d, r).
 * **Averaged GD** ('x'): the error ‖S̄ − S*‖²_F/d of the mean S̄ = (1/K) Σ_k S_k
   of the students (an approximation of the posterior mean).  If the students
   were posterior samples, the Nishimori identity would give single ≈ 2 MMSE
-  and averaged ≈ (1 + 1/K) MMSE (``paper1.md`` §6, §8.6).
+  and averaged ≈ (1 + 1/K) MMSE (``docs/paper1.md`` §6, §8.6).
 
 Gradient (by contraction with the factor; no per-sample d×d matrix)
 --------------------------------------------------------------------
@@ -90,7 +90,7 @@ __all__ = [
     "train_students",
 ]
 
-#: PyTorch's Adam defaults, which the paper's script uses (``paper1.md`` §6).
+#: PyTorch's Adam defaults, which the paper's script uses (``docs/paper1.md`` §6).
 ADAM_DEFAULTS = {"adam_beta1": 0.9, "adam_beta2": 0.999, "adam_eps": 1e-8}
 
 #: A replica has diverged once Tr S/d exceeds this multiple of the prior's E Tr S/d = √(r/d).
@@ -115,7 +115,7 @@ STATUSES = ("finished", "diverged")
 
 @dataclass(frozen=True)
 class GDSettings:
-    """Optimiser settings (``paper1.md`` §6: lr 0.1, 1000 steps, init scale 1).
+    """Optimiser settings (``docs/paper1.md`` §6: lr 0.1, 1000 steps, init scale 1).
 
     Parameters
     ----------
@@ -565,7 +565,7 @@ class GDRun:
 def run_on_dataset(dataset: Dataset, n_inits: int, settings: GDSettings, *, width: int | None = None,
                    chunk: int | None = None,
                    callback: Callable[[int, np.ndarray], None] | None = None) -> GDRun:
-    """Train K = ``n_inits`` students on a softmax dataset and measure them (``paper1.md`` §6).
+    """Train K = ``n_inits`` students on a softmax dataset and measure them (``docs/paper1.md`` §6).
 
     The students have the teacher's width (unless ``width`` says otherwise)
     and the data's β; their initialisations come from :func:`student_seeds`

@@ -4,7 +4,7 @@ S = W Wᵀ/√(r d) with W ∈ R^{d×r} Gaussian (ρ = r/d) has the spectrum of
 √ρ × Marchenko–Pastur; Z is GOE with its semicircle on [−2, 2].  This module
 gives the Stieltjes transform G(z) = ∫ μ_Δ(x)/(z − x) dx of Y, its density
 μ_Δ, integrals against μ_Δ, the denoising error mmse(Δ; ρ) and the
-rotation-invariant estimator (RIE) of S from Y (``paper1.md`` §3.2).
+rotation-invariant estimator (RIE) of S from Y (``docs/paper1.md`` §3.2).
 
 Notes
 -----
@@ -321,7 +321,7 @@ def _density_at(x, delta, s):
 
 @dataclass(frozen=True)
 class Spectrum:
-    """Spectral law of Y = S + √Δ Z for S = W Wᵀ/√(r d), ρ = r/d (``paper1.md`` §3.2).
+    """Spectral law of Y = S + √Δ Z for S = W Wᵀ/√(r d), ρ = r/d (``docs/paper1.md`` §3.2).
 
     Parameters
     ----------

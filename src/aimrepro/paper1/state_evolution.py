@@ -1,4 +1,4 @@
-"""State evolution (SE) of the Bayes-optimal estimator of S (``paper1.md`` §3).
+"""State evolution (SE) of the Bayes-optimal estimator of S (``docs/paper1.md`` §3).
 
 The fixed-point equations (§3.2), in the variable v = Q0 − q (the MMSE):
 

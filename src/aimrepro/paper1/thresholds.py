@@ -3,7 +3,7 @@
 A theory curve is computed on a grid of one *axis variable*; the axis names
 appear verbatim in result paths (``alpha_log_0.03_10_n64``).
 
-Axes (``paper1.md`` §1.5, §4, §7):
+Axes (``docs/paper1.md`` §1.5, §4, §7):
 
 ``alpha``     α = n/d², the sample ratio itself.
 ``alphabar``  ᾱ_ρ = α/ρ = n/(d r), the small-width rescaling of Figure 1 right.

@@ -1,4 +1,4 @@
-"""Paper 2: learning dynamics of attention-indexed models (``paper2.md``).
+"""Paper 2: learning dynamics of attention-indexed models (``docs/paper2.md``).
 
 Modules, from the bottom up:
 
@@ -36,7 +36,7 @@ Modules, from the bottom up:
     (:class:`WordBasis`, :func:`hierarchy_rhs`), its zero truncations
     (:func:`solve_truncation`), and the exactly solvable Riccati case
     (:func:`riccati_solution`, :func:`spectral_first_moment`,
-    :func:`explicit_truncation`), ``paper2.md`` §4.
+    :func:`explicit_truncation`), ``docs/paper2.md`` §4.
 :mod:`~aimrepro.paper2.moment_experiments`
     The result tables of Figures 1, 4 and S6.
 :mod:`~aimrepro.paper2.untied`

@@ -20,10 +20,10 @@ __all__ = ["aim_tied_limits", "landscape_table", "operator_to_frobenius", "theor
 
 
 def aim_tied_limits(rho: float) -> dict[str, float]:
-    """d → ∞ order parameters of an AIM tied matrix S = W Wᵀ/√(r d), r = ρ d (``paper2.md`` §1).
+    """d → ∞ order parameters of an AIM tied matrix S = W Wᵀ/√(r d), r = ρ d (``docs/paper2.md`` §1).
 
     t = √ρ, q = 1 + ρ, p = q − t² = 1; two independent ones have q₁₂ = t₁t₂ = ρ,
-    i.e. the tied uninformative cosine ρ/(1 + ρ) (``paper2.md`` §3.4).
+    i.e. the tied uninformative cosine ρ/(1 + ρ) (``docs/paper2.md`` §3.4).
     """
     if not (math.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a finite number > 0, got {rho}")
@@ -45,7 +45,7 @@ def theorem1_table(links, *, T: int, d: int, rho: float, beta: float, n_samples:
     """Finite-d population loss against Φ(q) for several links at one d (Figure S1).
 
     Teacher S* = W*W*ᵀ/√(r d) and an informative student
-    S = [W*, W'][W*, W']ᵀ/√(2 r d) (AIM scalings, ``paper2.md`` §1, with
+    S = [W*, W'][W*, W']ᵀ/√(2 r d) (AIM scalings, ``docs/paper2.md`` §1, with
     q₁₂ > t₁t₂), both tied and centered.  For each link: the Monte-Carlo loss
     over n_samples sequences (control-variate and plain estimates, see
     :func:`~aimrepro.paper2.population.finite_d_loss`) and Φ at the same

@@ -2,10 +2,10 @@
 
 Both are pure right-hand sides ``rhs(t, y, params)`` for
 :func:`scipy.integrate.solve_ivp`, in the paper's time of the
-parametrisation (``paper2.md`` §2), with frozen parameter dataclasses, and a
+parametrisation (``docs/paper2.md`` §2), with frozen parameter dataclasses, and a
 ``solve_*`` wrapper returning a :class:`~aimrepro.paper2.trajectory.Trajectory`.
 
-Tied matrix flow (``paper2.md`` §2.2, §4.3; [P eq. 11] is its moment hierarchy)
+Tied matrix flow (``docs/paper2.md`` §2.2, §4.3; [P eq. 11] is its moment hierarchy)
     dW/dt = −Σ_l Γ₁ₗ(q) S_l W − (γ/4) W,   S₁ = W Wᵀ, S₂ = S* fixed,
     with Γ = ∇_q Φ at the current q = (Tr S_k S_l / d).  Integrated at a
     moderate d from the same W(0), S* as an SGD run, it is the
@@ -13,7 +13,7 @@ Tied matrix flow (``paper2.md`` §2.2, §4.3; [P eq. 11] is its moment hierarchy
     converge to the d → ∞ limit with O(1/d) fluctuations of the initial
     spectrum.  Cost per evaluation: O(d r²) + O(d r r*) + one Γ.
 
-Direct closed ODE (``paper2.md`` §2.1; [P Thm 4, eqs. 402–404])
+Direct closed ODE (``docs/paper2.md`` §2.1; [P Thm 4, eqs. 402–404])
     on y = (t₁, t₂, Ψ₁₁, Ψ₁₂, Ψ₂₂, Ω₁₁, Ω₁₂, Ω₂₂), trainable set {1}:
     dt = −2 D (A + B) t − γ D t,
     dΨ = −2 [D(AΨ + BΩ) + (D(AΨ + BΩ))ᵀ] − γ(DΨ + ΨD),
@@ -81,7 +81,7 @@ def _tied_q(W: np.ndarray, teacher: FactoredMatrix) -> np.ndarray:
 
 
 def tied_flow_rhs(t: float, y: np.ndarray, params: TiedFlowParams) -> np.ndarray:
-    """dW/dt = −Γ₁₁ W (WᵀW) − Γ₁₂ S* W − (γ/4) W, flattened (``paper2.md`` §2.2)."""
+    """dW/dt = −Γ₁₁ W (WᵀW) − Γ₁₂ S* W − (γ/4) W, flattened (``docs/paper2.md`` §2.2)."""
     W = y.reshape(params.shape)
     teacher = params.teacher
     gamma = params.potential.gamma(_tied_q(W, teacher))
@@ -181,7 +181,7 @@ def reference_flow(spec: ProblemSpec, seed: int, times, *, weight_decay: float =
     """The theory curve of replicate ``seed`` of an SGD problem, from the same initial state.
 
     Tied: the matrix flow from the run's W(0) and S*; direct: the closed ODE
-    from the run's initial order parameters (``paper2.md`` §4.3).  The
+    from the run's initial order parameters (``docs/paper2.md`` §4.3).  The
     untied population flow belongs to the fast–slow analysis (§2.3) and is
     not provided here.
 
@@ -197,7 +197,7 @@ def reference_flow(spec: ProblemSpec, seed: int, times, *, weight_decay: float =
     """
     if spec.param == "untied":
         raise ValueError("no reference flow for untied attention here: its fast–slow "
-                         "population flow is paper2.md §2.3 (a separate issue)")
+                         "population flow is docs/paper2.md §2.3 (a separate issue)")
     student, teacher, _ = initial_problem(spec, seed)
     potential = Potential(spec.loss(), spec.T) if potential is None else potential
     if spec.param == "tied":

@@ -1,7 +1,7 @@
 """Output links and the teacher–student loss, with the derivatives the dynamics needs.
 
 The loss of paper 2's experiments is the mean-squared error between the
-student's and the teacher's outputs (``paper2.md`` §1, [P eq. 22]):
+student's and the teacher's outputs (``docs/paper2.md`` §1, [P eq. 22]):
 
     ℒ(G) = c ‖F_s(G₁) − F_t(G₂)‖²_F,     c = ½ by default,
 
@@ -13,7 +13,7 @@ A :class:`Link` maps an index array to outputs and supplies the
 derivatives online SGD (first) and Price's theorem (second) need:
 
 * elementwise links act entry by entry: h₁ (= ``linear``), h₂, h₃
-  (``paper2.md`` Fig. 2; h_k = He_k/√(k!));
+  (``docs/paper2.md`` Fig. 2; h_k = He_k/√(k!));
 * row-wise links act on each row a of G: ``softmax`` (β) and ``hardmax``
   (one-hot argmax).  Hardmax is piecewise constant: its derivatives vanish
   almost everywhere, so it has no SGD dynamics and no Price expectation; it
@@ -175,7 +175,7 @@ def make_link(name: str, *, beta: float = 1.0) -> Link:
 
 @dataclass(frozen=True)
 class MSELoss:
-    """ℒ(G₁, G₂) = c ‖F_s(G₁) − F_t(G₂)‖²_F (``paper2.md`` §1, [P eq. 22]).
+    """ℒ(G₁, G₂) = c ‖F_s(G₁) − F_t(G₂)‖²_F (``docs/paper2.md`` §1, [P eq. 22]).
 
     Parameters
     ----------
@@ -245,7 +245,7 @@ class MSELoss:
 
         Notes
         -----
-        ``paper2.md`` §2.1, §9 and [P eqs. 458–459, 571–572]: with 𝒞 = I,
+        ``docs/paper2.md`` §2.1, §9 and [P eqs. 458–459, 571–572]: with 𝒞 = I,
         ∇_Ω Φ = ½ E[omega_part] and ∇_Ψ Φ = ½ E[psi_part].  The Hessian of
         an elementwise loss is diagonal in the entry (ij), and that of a
         row-wise loss is block diagonal in the row i, so in both cases the Ψ

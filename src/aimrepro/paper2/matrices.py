@@ -1,20 +1,20 @@
-"""Attention matrices as factors, and their trace order parameters (``paper2.md`` §1).
+"""Attention matrices as factors, and their trace order parameters (``docs/paper2.md`` §1).
 
 Every quantity the dynamics needs from a d×d matrix S is a contraction that
 the factors give without forming S:
 
 * the indices h_ab = (x_aᵀ S x_b − [centered] δ_ab Tr S)/√d of a batch of tokens;
 * the traces t = Tr S/d and the products Ψ_kl = Tr(S_k S_l)/d,
-  Ω_kl = Tr(S_k S_lᵀ)/d of student and teacher (``paper2.md`` §1, [P eq. 397]).
+  Ω_kl = Tr(S_k S_lᵀ)/d of student and teacher (``docs/paper2.md`` §1, [P eq. 397]).
 
 Two representations share one interface:
 
 :class:`FactoredMatrix`
     S = scale · L Rᵀ + shift · I with L, R ∈ R^{d×r}: the tied student W Wᵀ
     (L = R = W), the untied student U Vᵀ, the teachers (the untied teacher of
-    ``paper2.md`` §5.3 carries a mean shift (m₂/√d) I).
+    ``docs/paper2.md`` §5.3 carries a mean shift (m₂/√d) I).
 :class:`DenseMatrix`
-    S itself, for direct optimisation of S (``paper2.md`` §2.1), whose cost is
+    S itself, for direct optimisation of S (``docs/paper2.md`` §2.1), whose cost is
     O(d²) per sample anyway.
 
 Numerics
@@ -193,7 +193,7 @@ def trace_products(matrices: tuple[Matrix, ...] | list[Matrix]) -> tuple[np.ndar
 
     Notes
     -----
-    ``paper2.md`` §1 and [P eq. 397].  For symmetric S_k, S_l the two
+    ``docs/paper2.md`` §1 and [P eq. 397].  For symmetric S_k, S_l the two
     products coincide, Ψ_kl = Ω_kl = q_kl.
     """
     d = matrices[0].d

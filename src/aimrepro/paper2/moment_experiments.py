@@ -1,6 +1,6 @@
 """Result tables of the moment hierarchy: truncations, the Riccati reference, truncation errors.
 
-Paper 2, Figures 1 and 4 and the supplementary Figure S6 (``paper2.md`` §4,
+Paper 2, Figures 1 and 4 and the supplementary Figure S6 (``docs/paper2.md`` §4,
 §6).  Every table starts from the initial state of an SGD replicate (the
 student factor W and the teacher S* of
 :func:`aimrepro.paper2.sgd.initial_problem`), so theory and simulation
@@ -71,7 +71,7 @@ def initial_state(spec: ProblemSpec, seed: int, *, matrix_scale: float = 1.0) ->
     ``matrix_scale`` = s replaces S₁ = W Wᵀ by s S₁ (W by √s W) and S* by s S*.
     Without weight decay this only rescales time (the flow is quadratic in
     S); with weight decay it sets the strength of γ relative to ‖S‖
-    (``paper2.md`` §4.2, the S6 setting).
+    (``docs/paper2.md`` §4.2, the S6 setting).
     """
     _check_tied(spec)
     if not (math.isfinite(matrix_scale) and matrix_scale > 0):
@@ -206,7 +206,7 @@ def riccati_table(spec: ProblemSpec, seed: int, times, *, weight_decay: float = 
     trajectory = Trajectory(np.asarray(times, float), np.array([op.as_vector() for op in ops]),
                             spec.d, extra={"loss": loss})
     return trajectory.columns(), {"converged": True, "cpu_seconds": time.process_time() - start,
-                                  "method": "closed form (paper2.md §4.4, [P eq. 343])"}
+                                  "method": "closed form (docs/paper2.md §4.4, [P eq. 343])"}
 
 
 def truncation_error_table(spec: ProblemSpec, seed: int, times, max_order: int, *,

@@ -1,6 +1,6 @@
 """The tied matrix-moment hierarchy, its zero truncations, and the exactly solvable Riccati case.
 
-Hierarchy (``paper2.md`` §4.1, [P Thm 2, eq. 11]).  For words
+Hierarchy (``docs/paper2.md`` §4.1, [P Thm 2, eq. 11]).  For words
 α = (k₁ … k_w) over the K indices (student k = 0, teacher k = 1 here),
 μ_α = Tr(S_{k₁} ⋯ S_{k_w})/d obeys, on the time t = 4α_d n/d,
 
@@ -14,11 +14,11 @@ projection of q ([P eqs. 91–93]).  The equation for a word of length w
 involves words of length w + 1: the hierarchy does not close
 ([P App. D.3]).
 
-Truncation (``paper2.md`` §4.2, [P eq. 13, Cor. 2]).  Keep the words with
+Truncation (``docs/paper2.md`` §4.2, [P eq. 13, Cor. 2]).  Keep the words with
 |α| ≤ M, set μ_α ≡ 0 for |α| > M, start from the true initial moments.
 The paper proves exponential accuracy in M uniformly in time only with a
 large weight decay; at γ = 0 the truncation converges on short horizons only
-(``paper2.md`` §8 risk 1), so a truncated solve is watched for blow-up and
+(``docs/paper2.md`` §8 risk 1), so a truncated solve is watched for blow-up and
 for leaving the PSD cone, and both are recorded.
 
 Words are enumerated once (:class:`WordBasis`).  Because every S_k is
@@ -30,7 +30,7 @@ precomputed as flat index arrays, so one right-hand side is a gather, a
 multiply and a ``bincount`` over the n_terms = Σ_α 2 K |α|_𝒦 insertion terms
 (n_terms = 1 056 at M = 8, 11 592 at M = 12), O(n_terms), plus one evaluation of Γ.
 
-Exactly solvable case (``paper2.md`` §4.1, §4.4; [P App. D.3, eqs. 339–348]).
+Exactly solvable case (``docs/paper2.md`` §4.1, §4.4; [P App. D.3, eqs. 339–348]).
 L = 1, linear link, ℒ = c (G₁ − G₂)²: Φ = c(2q₁₁ + 2q₂₂ − 4q₁₂), Γ is constant
 (Γ₁₁ = 2c, Γ₁₂ = −2c), the hierarchy is linear and its truncation at order
 M is the Taylor polynomial of the exact solution ([P eqs. 340–341, 346]).
@@ -414,7 +414,7 @@ def solve_truncation(basis: WordBasis, mu0: np.ndarray, gamma: Callable[[np.ndar
                          int(sol.status), int(sol.nfev), str(sol.message))
 
 
-# --- the exactly solvable case (paper2.md §4.1, §4.4; [P App. D.3]) -------------------------
+# --- the exactly solvable case (docs/paper2.md §4.1, §4.4; [P App. D.3]) -------------------------
 
 
 def explicit_truncation(order: int, mu0: Sequence[float] | dict, times, *,
@@ -475,7 +475,7 @@ def riccati_solution(W0: np.ndarray, teacher, times, *, prefactor: float = 1.0,
     """S₁(t) of the Riccati matrix flow of the linear case, in closed form.
 
     dS/dt = A S + S A − B S² with A = 2c S* − (γ/4) I and B = 4c: the tied flow
-    of ``paper2.md`` §2.2 for ℒ = c (G₁ − G₂)², L = 1 ([P eq. 342] for c = 1, γ = 0).
+    of ``docs/paper2.md`` §2.2 for ℒ = c (G₁ − G₂)², L = 1 ([P eq. 342] for c = 1, γ = 0).
 
     Parameters
     ----------

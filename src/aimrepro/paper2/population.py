@@ -1,6 +1,6 @@
 """The population loss of attention-indexed models: Gaussian-equivalent indices, Φ and its gradients.
 
-Theorem 1 of paper 2 (``paper2.md`` §3.1, [P eqs. 3–4]): in the extensive-rank
+Theorem 1 of paper 2 (``docs/paper2.md`` §3.1, [P eqs. 3–4]): in the extensive-rank
 limit the T×T index arrays G_k of K matrices S_k (student k = 1, teacher
 k = 2 here) are jointly Gaussian with
 
@@ -12,7 +12,7 @@ The population loss is therefore a function Φ(μ, Ω, Ψ) of finitely many
 order parameters; for symmetric S (Ω = Ψ = q) it is the potential Φ(q) of
 [P eq. 10], and for untied S = U Vᵀ it is Φ(m, q⁽¹⁾ = Ω, q⁽²⁾ = Ψ).
 
-Gradients follow from Price's theorem (``paper2.md`` §2.1–2.2, [P eqs. 91,
+Gradients follow from Price's theorem (``docs/paper2.md`` §2.1–2.2, [P eqs. 91,
 458–459, 570–572]), with the *symmetric convention* of the paper: q_kl and
 q_lk count as separate entries, so for Φ written in one variable q₁₂ the
 matrix derivative is [∇Φ]₁₂ = ½ ∂Φ/∂q₁₂:
@@ -31,7 +31,7 @@ How Φ is computed (:class:`Potential`):
     elementwise links for any T (the entries are independent, two classes:
     diagonal with mean μ and covariance Ω + Ψ, off-diagonal with covariance
     Ω), and row-wise links at T = 2, where row a depends on
-    v_a = G_aa − G_ab only, with covariance 2Ω + Ψ (``paper2.md`` §3.3).
+    v_a = G_aa − G_ab only, with covariance 2Ω + Ψ (``docs/paper2.md`` §3.3).
     Hardmax at T = 2 is the closed form of :func:`phi_hardmax_t2`.
 ``monte_carlo``
     Common random numbers: one fixed set of standard normals, transformed by
@@ -98,7 +98,7 @@ def _skw(Z: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class IndexLaw:
-    """Gaussian-equivalent law of K index arrays (``paper2.md`` §3.1–3.2, [P eq. 4]).
+    """Gaussian-equivalent law of K index arrays (``docs/paper2.md`` §3.1–3.2, [P eq. 4]).
 
     Parameters
     ----------
@@ -140,7 +140,7 @@ class IndexLaw:
 
     @classmethod
     def untied(cls, m, q1, q2, T: int) -> IndexLaw:
-        """Law of untied S = U Vᵀ: μ = m, Ω = q⁽¹⁾, Ψ = q⁽²⁾ (``paper2.md`` §2.3)."""
+        """Law of untied S = U Vᵀ: μ = m, Ω = q⁽¹⁾, Ψ = q⁽²⁾ (``docs/paper2.md`` §2.3)."""
         return cls(T, m, q1, q2)
 
     @property
@@ -362,7 +362,7 @@ class Potential:
         return PotentialValue(value, T * g_diag, d_Omega, d_Psi, "quadrature", n_points)
 
     def _quadrature_rows(self, law: IndexLaw, gradient: bool) -> PotentialValue:
-        """T = 2 softmax: Φ = 2 E ℓ(v, v*), v_a = G_aa − G_ab ~ N(μ, 2Ω + Ψ) (``paper2.md`` §3.3).
+        """T = 2 softmax: Φ = 2 E ℓ(v, v*), v_a = G_aa − G_ab ~ N(μ, 2Ω + Ψ) (``docs/paper2.md`` §3.3).
 
         Row a of the output is (σ(βv_a), 1 − σ(βv_a)), so the row loss is
         ℓ = 2c (σ(β₁v) − σ(β₂v*))², and Price's theorem in v gives
@@ -468,7 +468,7 @@ def _finite_difference_gradient(phi, law: IndexLaw, value: float, *,
     return PotentialValue(value, d_mean, grads[0], grads[1], "closed_form", 0)
 
 
-# --- closed forms (``paper2.md`` §3.3) ------------------------------------------------
+# --- closed forms (``docs/paper2.md`` §3.3) ------------------------------------------------
 
 
 def _check_pair(law: IndexLaw) -> None:
@@ -481,7 +481,7 @@ def phi_linear(law: IndexLaw, *, prefactor: float = 0.5) -> float:
 
     = c [T (Var_diag(G₁ − G₂) + (μ₁ − μ₂)²) + T(T − 1) Var_off(G₁ − G₂)], with
     Var_diag = (Ω+Ψ)₁₁ + (Ω+Ψ)₂₂ − 2(Ω+Ψ)₁₂ and Var_off the same with Ω; for
-    symmetric S this is c T(T + 1) Tr((S₁ − S₂)²)/d (``paper2.md`` §3.3).
+    symmetric S this is c T(T + 1) Tr((S₁ − S₂)²)/d (``docs/paper2.md`` §3.3).
     """
     _check_pair(law)
     T = law.T
@@ -496,7 +496,7 @@ def phi_h2(law: IndexLaw, *, prefactor: float = 0.5) -> float:
     """Φ for the link h₂(z) = (z² − 1)/√2, any T, centered indices.
 
     Per entry with variances v, v* and covariance c:
-    E(h₂(X) − h₂(Y))² = (3v² + 3v*² − 2vv* − 4c²)/2 (``paper2.md`` §3.3); summed
+    E(h₂(X) − h₂(Y))² = (3v² + 3v*² − 2vv* − 4c²)/2 (``docs/paper2.md`` §3.3); summed
     over T diagonal entries (covariance Ω + Ψ) and T(T − 1) off-diagonal ones (Ω).
     """
     _check_pair(law)
@@ -516,7 +516,7 @@ def phi_hardmax_t2(law: IndexLaw, *, prefactor: float = 0.5) -> float:
 
     Each row of the one-hot output differs from the teacher's in two entries
     when the argmax disagrees.  For centered indices and c = ½ this is
-    (2/π) arccos(q₁₂/√(q₁₁ q₂₂)) (``paper2.md`` §3.3).
+    (2/π) arccos(q₁₂/√(q₁₁ q₂₂)) (``docs/paper2.md`` §3.3).
     """
     _check_pair(law)
     if law.T != 2:
@@ -537,7 +537,7 @@ def phi_softmax_t2(law: IndexLaw, *, beta: float = 1.0, prefactor: float = 0.5,
     """Φ for softmax(β) outputs at T = 2 as one 2-D Gauss–Hermite integral.
 
     Φ = 4c E(σ(βv) − σ(βv*))², (v, v*) ~ N(μ, 2Ω + Ψ): for centered symmetric
-    S and c = ½ this is 2 F_β(3q₁₁, 3q₁₂, 3q₂₂) of ``paper2.md`` §3.3.
+    S and c = ½ this is 2 F_β(3q₁₁, 3q₁₂, 3q₂₂) of ``docs/paper2.md`` §3.3.
     """
     _check_pair(law)
     if law.T != 2:
@@ -564,7 +564,7 @@ def law_of_pair(student, teacher, T: int, *, centered: bool) -> IndexLaw:
 
 @dataclass(frozen=True)
 class FiniteDLoss:
-    """Monte-Carlo estimate of the finite-d population loss E_x ℒ (Theorem 1, ``paper2.md`` §3.1).
+    """Monte-Carlo estimate of the finite-d population loss E_x ℒ (Theorem 1, ``docs/paper2.md`` §3.1).
 
     Attributes
     ----------
@@ -588,7 +588,7 @@ def finite_d_loss(losses, student, teacher, T: int, n_samples: int,
     """E_x ℒ(G(x)) over Gaussian tokens at finite d, with Wick-exact control variates.
 
     The first and second moments of the index array are exact at every d
-    (Wick's theorem, ``paper2.md`` §3.1 step 3), so every entry G_ijk and
+    (Wick's theorem, ``docs/paper2.md`` §3.1 step 3), so every entry G_ijk and
     every product G_ijk G_i'j'l is a control variate with a known mean; the
     regression on them (least squares on the same draws) removes the part of
     the loss that is quadratic in the indices, which shrinks the standard

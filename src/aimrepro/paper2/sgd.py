@@ -1,4 +1,4 @@
-"""Online SGD of attention-indexed models for direct, tied and untied attention (``paper2.md`` §2).
+"""Online SGD of attention-indexed models for direct, tied and untied attention (``docs/paper2.md`` §2).
 
 One engine trains a student index S₁ against a fixed teacher S₂ on fresh
 Gaussian tokens, with the teacher–student loss of :mod:`.losses`, for three
@@ -13,9 +13,9 @@ Each step draws a minibatch of B sequences X (B, T, d), and updates
     θ ← θ − α (∇_θ (1/B) Σ_n ℒ(G(x_n)) + (γ/d) θ),
 
 which is the paper's online SGD with B samples per step: a minibatch of B
-at step size α is B online steps at per-sample rate α/B (``paper2.md`` §2.4).
+at step size α is B online steps at per-sample rate α/B (``docs/paper2.md`` §2.4).
 
-Time variables (``paper2.md`` §2; [P eqs. 9, 28, 396]): one step advances the
+Time variables (``docs/paper2.md`` §2; [P eqs. 9, 28, 396]): one step advances the
 paper's time by
 
     tied: 4α/d,   direct: α/d,   untied (slow time τ): α/d,
@@ -23,7 +23,7 @@ paper's time by
 reported as ``t_ode``; the untied fast time is ``t_fast`` = nα.  Samples
 seen are ``n_samples`` = B·``n_steps``.
 
-Gradients are contractions of the tokens with the factors (``paper2.md`` §7);
+Gradients are contractions of the tokens with the factors (``docs/paper2.md`` §7);
 no per-sample d×d matrix is formed.  With g = ∂ℒ/∂G (B, T, T), P = X W:
 
     tied:    ∇_W = [Xᵀ((g + gᵀ) P) − 2 Σ_n tr(g_n) W]/(B√d)            O(B T d r)
@@ -32,7 +32,7 @@ no per-sample d×d matrix is formed.  With g = ∂ℒ/∂G (B, T, T), P = X W:
 
 where Xᵀ(·) contracts the flattened batch (B T × d)ᵀ(B T × r).
 
-Blow-up (``paper2.md`` §2.4, §8.6: h₃ runs are stiff) stops the run and is
+Blow-up (``docs/paper2.md`` §2.4, §8.6: h₃ runs are stiff) stops the run and is
 recorded, never plotted as data: a non-finite batch loss or gradient, or a
 batch loss above ``max_loss``.
 """
@@ -73,11 +73,11 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 PARAMETRISATIONS = ("direct", "tied", "untied")
-#: How teacher and student are scaled (``paper2.md`` §1, "Teacher and student scalings").
+#: How teacher and student are scaled (``docs/paper2.md`` §1, "Teacher and student scalings").
 NORMALISATIONS = ("unit_variance", "aim")
 #: Overlaps a run can stop on (:class:`SGDSettings`).
 STOP_MEASURES = ("overlap_ratio", "symmetric_overlap")
-#: t_ode per step = TIME_FACTOR · α/d (``paper2.md`` §2).
+#: t_ode per step = TIME_FACTOR · α/d (``docs/paper2.md`` §2).
 TIME_FACTOR = {"tied": 4.0, "direct": 1.0, "untied": 1.0}
 
 
@@ -113,7 +113,7 @@ def fast_slow_record_times(horizon: float, n_records: int, d: int, *,
 
 
 def derive_seed(seed: int, *keys) -> int:
-    """A 63-bit seed from a base seed and job keys (DESIGN.md, "Determinism").
+    """A 63-bit seed from a base seed and job keys (docs/design.md, "Determinism").
 
     Stable across runs and platforms (sha256 of the keys' ``repr``), so that
     adding a grid point never changes another point's random numbers.
@@ -276,20 +276,20 @@ class ProblemSpec:
     normalisation : {"unit_variance", "aim"}
         ``unit_variance``: teacher and student scaled so that their diagonal
         index has variance (Ω + Ψ)_kk = 1 exactly at this d (needed for h₃ to
-        have information exponent 3, ``paper2.md`` §1); ``aim``: the AIM
-        scalings S* = W*W*ᵀ/√(r d), W ~ N(0, 1/√(r d)) (``paper2.md`` §1).
+        have information exponent 3, ``docs/paper2.md`` §1); ``aim``: the AIM
+        scalings S* = W*W*ᵀ/√(r d), W ~ N(0, 1/√(r d)) (``docs/paper2.md`` §1).
     init_scale, init_scale_v : float
         Direct student entries N(0, s²/d) with s = ``init_scale``; untied
         student U ~ N(0, s_U²/d), V ~ N(0, s_V²/d) with s_U = ``init_scale``,
         s_V = ``init_scale_v`` (unequal: [P Ass. 4.4]).
     teacher_mean : float
         Untied teacher only: S* = U*V*ᵀ (traceless part) + (m₂/√d) I, index
-        mean exactly m₂ (``paper2.md`` §5.3).
+        mean exactly m₂ (``docs/paper2.md`` §5.3).
     init_mean : float or None
         Untied student only: ``None`` keeps the independent Gaussian factors
         (index mean m(0) = Tr(U Vᵀ)/√d = O(d^-1/2)); a number m₀ sets
         m(0) = m₀ exactly by adding a multiple of U to V (the fast-phase
-        direction; the moments move by O(1/d), ``paper2.md`` §2.3).
+        direction; the moments move by O(1/d), ``docs/paper2.md`` §2.3).
     loss_prefactor : float
         c of ℒ = c‖F(G₁) − F(G₂)‖².
     """
@@ -365,7 +365,7 @@ def _index_variance(matrix) -> float:
 
 
 def make_teacher(spec: ProblemSpec, rng: np.random.Generator) -> FactoredMatrix:
-    """The fixed teacher S₂ of ``spec`` (``paper2.md`` §1).
+    """The fixed teacher S₂ of ``spec`` (``docs/paper2.md`` §1).
 
     Tied kind: S* = c W*W*ᵀ, W* ∈ R^{d×r*} standard Gaussian, c = 1/√(r* d)
     (``aim``) or such that (Ω + Ψ)₂₂ = 2q₂₂ = 1 (``unit_variance``).  Untied
@@ -382,7 +382,7 @@ def make_teacher(spec: ProblemSpec, rng: np.random.Generator) -> FactoredMatrix:
         U = rng.standard_normal((d, r)) / math.sqrt(d)
         V = rng.standard_normal((d, r)) / math.sqrt(d)
         # Centered: the O(d^-1/2) index mean Tr(U*V*ᵀ)/√d would blur m₂, the
-        # control parameter of the untied dichotomy (paper2.md §5.3).
+        # control parameter of the untied dichotomy (docs/paper2.md §5.3).
         teacher = FactoredMatrix(U, V, 1.0, -float(np.sum(U * V)) / d)
     if spec.normalisation == "unit_variance":
         teacher = teacher.scaled(1.0 / math.sqrt(_index_variance(teacher)))
@@ -393,7 +393,7 @@ def make_teacher(spec: ProblemSpec, rng: np.random.Generator) -> FactoredMatrix:
 
 
 def make_student(spec: ProblemSpec, rng: np.random.Generator) -> Student:
-    """The student at initialisation, independent of the teacher (uninformative, ``paper2.md`` §1)."""
+    """The student at initialisation, independent of the teacher (uninformative, ``docs/paper2.md`` §1)."""
     d = spec.d
     if spec.param == "direct":
         student = DirectStudent(spec.init_scale * rng.standard_normal((d, d)) / math.sqrt(d))
@@ -452,7 +452,7 @@ class SGDSettings:
     batch : int
         Minibatch size B.
     horizon : float
-        Final time in ``t_ode`` units (``paper2.md`` §2).
+        Final time in ``t_ode`` units (``docs/paper2.md`` §2).
     weight_decay : float
         γ ≥ 0 (update −α(γ/d)θ).
     n_records : int

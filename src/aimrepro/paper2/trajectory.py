@@ -1,7 +1,7 @@
 """Order parameters and trajectories, shared by online SGD and the reference flows.
 
 The state of one student (k = 1) against one teacher (k = 2) is described
-by the trace order parameters of ``paper2.md`` §1 ([P eqs. 15, 397, 405–407]):
+by the trace order parameters of ``docs/paper2.md`` §1 ([P eqs. 15, 397, 405–407]):
 
 * t_k = Tr S_k/d (the pre-activation mean is m_k = √d t_k, [P §4.1]);
 * Ψ_kl = Tr(S_k S_l)/d and Ω_kl = Tr(S_k S_lᵀ)/d (for symmetric matrices both
@@ -14,10 +14,10 @@ The weak-recovery overlap used throughout is
 max(|p_Ψ,12|, |p_Ω,12|)/p_Ω,22: |p₁₂|/p₂₂ for tied attention, the criterion
 of [P eq. 413] for direct S, normalised by the teacher's ‖S̊₂‖²_F/d.
 Absolute values, because for even links −S* is also a global minimiser
-(``paper2.md`` §5, §8.7).
+(``docs/paper2.md`` §5, §8.7).
 
 A :class:`Trajectory` holds the order parameters on a time grid in the
-paper's time of the parametrisation (``t_ode``, ``paper2.md`` §2), and
+paper's time of the parametrisation (``t_ode``, ``docs/paper2.md`` §2), and
 whether and when the run blew up.  It round-trips through a CSV table
 (:meth:`Trajectory.columns`, :meth:`Trajectory.from_columns`); a blow-up is
 stored as a last row with ``blew_up = true`` at ``t_ode = t_blowup``.
@@ -39,7 +39,7 @@ ORDER_NAMES = ("t1", "t2", "Psi11", "Psi12", "Psi22", "Omega11", "Omega12", "Ome
 
 @dataclass(frozen=True)
 class OrderParameters:
-    """Traces t (2,), Ψ (2, 2) and Ω (2, 2) of student and teacher (``paper2.md`` §1)."""
+    """Traces t (2,), Ψ (2, 2) and Ω (2, 2) of student and teacher (``docs/paper2.md`` §1)."""
 
     trace: np.ndarray
     Psi: np.ndarray
@@ -136,7 +136,7 @@ class Trajectory:
     Attributes
     ----------
     t_ode : (n,) ndarray
-        Time in the paper's units of the parametrisation (``paper2.md`` §2).
+        Time in the paper's units of the parametrisation (``docs/paper2.md`` §2).
     order : (n, 8) ndarray
         :meth:`OrderParameters.as_vector` at each time.
     d : int
@@ -199,7 +199,7 @@ class Trajectory:
         return p12 / p22
 
     def weak_recovery_time(self, threshold: float = 0.3) -> float | None:
-        """First t_ode with overlap ratio ≥ threshold (``paper2.md`` §5), or None."""
+        """First t_ode with overlap ratio ≥ threshold (``docs/paper2.md`` §5), or None."""
         return first_crossing_time(self.t_ode, self.overlap_ratio, threshold)
 
     def weak_recovery_samples(self, threshold: float = 0.3) -> float | None:

@@ -277,7 +277,7 @@ class Plan:
 
     @staticmethod
     def lr_rule(eta: float, batch: int, d: int) -> float:
-        """Step size with per-sample rate lr/batch = eta/(d ln d) (paper2.md §2.4), 6 digits."""
+        """Step size with per-sample rate lr/batch = eta/(d ln d) (docs/paper2.md §2.4), 6 digits."""
         return _rounded(batch * eta / (d * math.log(d)))
 
     def figure2_runs(self, scale: str) -> list[dict]:

@@ -1,6 +1,6 @@
 """Untied attention S = U Vᵀ: the fast–slow mechanism and the weak-recovery dichotomy.
 
-Paper 2 §4 ([P eqs. 24–49], ``paper2.md`` §2.3, §5.3).  The student mean
+Paper 2 §4 ([P eqs. 24–49], ``docs/paper2.md`` §2.3, §5.3).  The student mean
 m = Tr(U Vᵀ)/√d moves at order lr per SGD step, the normalised moments at
 order lr/d, so two time scales follow:
 

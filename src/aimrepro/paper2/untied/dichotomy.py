@@ -1,6 +1,6 @@
 """Untied attention: the weak-recovery dichotomy of the slow phase.
 
-Paper 2 [P Cor. 4, eqs. 42, 48–49] (``paper2.md`` §5.3).  At an
+Paper 2 [P Cor. 4, eqs. 42, 48–49] (``docs/paper2.md`` §5.3).  At an
 uninformative start the symmetric overlap s = (q⁽¹⁾₁₂ + q⁽²⁾₁₂)/(q⁽¹⁾₂₂ +
 q⁽²⁾₂₂) has initial slow velocity −2(t^A + t^B)(a₁₂ + b₁₂), which for one
 token and MSE is 4c (t^A + t^B) E σ'(Z₁) E σ*'(Z₂) with Z₁ ~ N(m*, v₁) at
@@ -82,7 +82,7 @@ def symmetric_state_threshold(potential: Potential, v1: float, v2: float, *,
     sign.  Beyond it the fast phase selects m* ≠ 0, the student factor
     E σ'(Z₁) no longer vanishes and, with E σ*'(Z₂) ≠ 0, the slow phase
     recovers the teacher on the d² log d scale.  For h₂:
-    ∂²Φ/∂m²(0) = 3v₁ − v₂ − m₂², threshold √(3v₁ − v₂) (``paper2.md`` §5.3).
+    ∂²Φ/∂m²(0) = 3v₁ − v₂ − m₂², threshold √(3v₁ − v₂) (``docs/paper2.md`` §5.3).
 
     Returns NaN if m = 0 stays stable up to ``max_mean``.
 

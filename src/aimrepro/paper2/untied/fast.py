@@ -1,6 +1,6 @@
 """Untied attention, fast phase: the student mean on the fast time t = n·lr.
 
-Paper 2 §4 ([P eq. 28], ``paper2.md`` §2.3, §5.3).  The student index
+Paper 2 §4 ([P eq. 28], ``docs/paper2.md`` §2.3, §5.3).  The student index
 G = xᵀ U Vᵀ x/√d is not centered: its mean m = Tr(U Vᵀ)/√d moves at order lr
 per SGD step while the normalised moments move at order lr/d.  On the fast
 time the moments are frozen (:class:`UntiedState`) and

@@ -2,7 +2,7 @@
 
 Normalised traces of words of the slow matrix flow obey a hierarchy
 [P eq. 32]; the substitutions of [P eq. 31] (transposes lost in our copy of
-the text) are re-derived in :func:`hierarchy_velocity` (``paper2.md``
+the text) are re-derived in :func:`hierarchy_velocity` (``docs/paper2.md``
 §2.3) and tested against finite differences of the moments.
 """
 
@@ -30,7 +30,7 @@ def hierarchy_velocity(word, matrices: dict[str, np.ndarray], *, bias: float, a:
     are [P eq. 31]'s T^bias and T^diff with the transposes restored: for the
     letter Mᵀ the coefficient of q⁽ʳ⁾ multiplies M_l^(r̄) (the paper's
     r̄, 1̄ = 2, 2̄ = 1), for A and B it is M_l^(r) M_kᵀ + M_k (M_l^(r))ᵀ and
-    (M_l^(r))ᵀ M_k + M_kᵀ M_l^(r) (``paper2.md`` §2.3).
+    (M_l^(r))ᵀ M_k + M_kᵀ M_l^(r) (``docs/paper2.md`` §2.3).
 
     Parameters
     ----------

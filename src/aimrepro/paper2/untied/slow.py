@@ -1,6 +1,6 @@
 """Untied attention, slow phase: the factors U, V on the slow time τ = n·lr/d.
 
-Paper 2 §4 ([P eqs. 29–32], ``paper2.md`` §2.3).  The mean is slaved to
+Paper 2 §4 ([P eqs. 29–32], ``docs/paper2.md`` §2.3).  The mean is slaved to
 the fast fixed point, m = m*(q(τ)), and the factors follow the matrix flow
 (re-derived here)
 
