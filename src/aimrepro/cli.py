@@ -57,18 +57,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from aimrepro.model import LINKS
+from aimrepro.paper1.channels import CHANNELS
+from aimrepro.paper2.sgd import PARAMETRISATIONS
+
 __all__ = ["CHANNEL_NAMES", "LINK_NAMES", "PARAMETRISATIONS", "build_parser", "main"]
 
-#: Output channels the ``se`` command accepts; equal to the registry names of
-#: ``aimrepro.paper1.channels`` (a unit test checks this), listed here so that the
-#: parser does not import the science modules just to print --help.
-CHANNEL_NAMES = ("softmax", "hardmax", "hardmax_paper")
+#: The choices of the commands come from the package's registries, as do the
+#: workflow's wildcard constraints: output channels (``se``, ``amp``), links and
+#: parametrisations (``sgd``).
+CHANNEL_NAMES = tuple(CHANNELS)
 #: Channels defined for T = 2 only (docs/paper1.md §3.4).
 _T2_ONLY_CHANNELS = ("hardmax", "hardmax_paper")
-#: Links and parametrisations of ``sgd``; equal to aimrepro.paper2.losses.LINK_NAMES and
-#: aimrepro.paper2.sgd.PARAMETRISATIONS (a unit test checks this).
-LINK_NAMES = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
-PARAMETRISATIONS = ("direct", "tied", "untied")
+LINK_NAMES = LINKS
 #: Row-wise links act on rows of T >= 2 tokens (docs/paper2.md §1).
 _ROW_LINKS = ("softmax", "hardmax")
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from aimrepro import cli
 from aimrepro.paper1 import thresholds
 from aimrepro.records.sidecars import write_sidecar
 
@@ -120,13 +119,6 @@ def test_provenance_of_a_file_without_sidecar(tmp_path):
 
 
 # --- se (needs the science API) ----------------------------------------------------
-
-
-@needs_science
-def test_channel_names_match_the_registry():
-    from aimrepro.paper1.channels import CHANNELS
-
-    assert set(cli.CHANNEL_NAMES) == set(CHANNELS)
 
 
 @needs_science

@@ -8,10 +8,6 @@ import sys
 
 import pytest
 
-from aimrepro import cli
-from aimrepro.paper2.losses import LINK_NAMES
-from aimrepro.paper2.sgd import PARAMETRISATIONS
-
 from conftest import assert_usage_error
 
 BASE = ["sgd", "--param", "tied", "--link", "h2", "--T", "1", "--d", "30", "--lr", "0.01",
@@ -32,11 +28,6 @@ def _with(**changes) -> list[str]:
         else:
             args += [flag, value]
     return args
-
-
-def test_names_match_the_registries():
-    assert set(cli.LINK_NAMES) == set(LINK_NAMES)
-    assert set(cli.PARAMETRISATIONS) == set(PARAMETRISATIONS)
 
 
 def test_sgd_prints_records_and_a_summary_line_reproducibly():

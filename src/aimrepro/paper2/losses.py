@@ -38,12 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_softmax
 
-from aimrepro.model import HERMITE_LINKS, hermite_link
+from aimrepro.model import HERMITE_LINKS, LINKS, hermite_link
 
 __all__ = ["LINK_NAMES", "Link", "MSELoss", "make_link"]
 
 #: Registry names, equal to the config and CLI strings.
-LINK_NAMES = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
+#: The link registry of the model (``aimrepro.model.LINKS``).
+LINK_NAMES = LINKS
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT6 = math.sqrt(6.0)
