@@ -304,9 +304,10 @@ def coefficients(mu: np.ndarray, params: UntiedHierarchyParams) -> dict[str, flo
     psi = 2.0 * ((a[0, 0] + b[0, 0]) * (mu[r["MB"]] + mu[r["AM"]])
                  + (a[0, 1] + b[0, 1]) * (mu[r["NB"]] + mu[r["AN"]]))
     rate = mu[r["tA"]] + mu[r["tB"]]
-    if not rate > 0:
-        raise ValueError(f"t^A + t^B must stay > 0 (the bias divides by it), got {rate}")
-    return {"beta": float(-psi / rate), "a11": float(a[0, 0]), "b11": float(b[0, 0]),
+    # outside the domain 𝒰_s of [P eq. 544] (t^A + t^B ≤ 0) the field is undefined: NaN, which
+    # the solver rejects and :func:`solve_untied_truncation` records as a blow-up
+    beta = -psi / rate if rate > 0 else math.nan
+    return {"beta": float(beta), "a11": float(a[0, 0]), "b11": float(b[0, 0]),
             "a12": float(a[0, 1]), "b12": float(b[0, 1]), "gamma": params.weight_decay,
             "m_star": float(m_star)}
 
@@ -337,7 +338,8 @@ class UntiedTruncationRun:
     m_star : (n,) ndarray
         The slaved mean m*(P(q)) at each time.
     blew_up : bool
-        max_α |μ_α|/s₀^{|α|} exceeded the bound, or the solver failed.
+        max_α |μ_α|/s₀^{|α|} exceeded the bound, t^A + t^B reached 0 (the
+        bias is undefined there), or the solver failed.
     t_blowup : float
     t_left_cone : float
         First time (q⁽¹⁾, q⁽²⁾) left 𝔔 (NaN if never): from then on the
@@ -439,16 +441,25 @@ def solve_untied_truncation(basis: UntiedWordBasis, mu0: np.ndarray, potential: 
 
     cone_event.terminal = False
     cone_event.direction = -1
+    r = basis.required
+
+    def domain_event(t, y, *args):
+        return float(y[r["tA"]] + y[r["tB"]])
+
+    domain_event.terminal = True
+    domain_event.direction = -1
     with np.errstate(over="ignore", invalid="ignore"):
         sol = solve_ivp(untied_hierarchy_rhs, (times[0], times[-1]), mu0, method=method,
                         t_eval=times, args=(params,), rtol=rtol,
-                        atol=atol * s0 ** basis.lengths, events=(norm_event, cone_event))
+                        atol=atol * s0 ** basis.lengths,
+                        events=(norm_event, cone_event, domain_event))
     moments = sol.y.T
     finite = np.all(np.isfinite(moments), axis=1)
     blew_up = sol.status != 0 or not finite.all()
     t_blowup = math.nan
     if blew_up:
-        t_blowup = (float(sol.t_events[0][0]) if sol.t_events[0].size
+        ends = [te[0] for te in (sol.t_events[0], sol.t_events[2]) if te.size]
+        t_blowup = (float(min(ends)) if ends
                     else float(sol.t[~finite][0]) if not finite.all()
                     else float(sol.t[-1]) if sol.t.size else float(times[0]))
     keep = finite & (sol.t < t_blowup) if blew_up else finite
