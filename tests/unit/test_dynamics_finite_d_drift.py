@@ -108,3 +108,36 @@ def test_tied_drift_rejects_row_wise_links():
         fdd.tied_drift(W, FactoredMatrix(W), MSELoss(make_link("softmax"), make_link("softmax")))
     with pytest.raises(ValueError, match="polynomial links"):
         fdd.link_polynomial(4)
+
+
+@pytest.mark.parametrize("link", ["h1", "h2", "h3"])
+def test_expected_gradient_is_the_exact_mean_of_the_sgd_gradient(link):
+    rng = np.random.default_rng(2)
+    d = 3
+    W = rng.standard_normal((d, 2)) / 2
+    S2 = FactoredMatrix(rng.standard_normal((d, 2)) / 2, None, 1.0, 0.2).dense()
+    loss = MSELoss(make_link(link), make_link(link))
+    gradient = fdd.expected_gradient(W, S2, loss)
+    x, w = _gauss_hermite(d, 10)
+    S1 = W @ W.T
+    G1, G2 = _form(x, S1) / math.sqrt(d), _form(x, S2) / math.sqrt(d)
+    k = loss.student.hermite_order
+    ell = 2 * loss.prefactor * (hermite_link(G1, k) - hermite_link(G2, k)) * loss.student.jacobian(G1)
+    direct = 2 / math.sqrt(d) * (np.einsum("n,ni,nj,jr->ir", w * ell, x, x, W)
+                                  - np.sum(w * ell) * W)
+    np.testing.assert_allclose(gradient, direct, rtol=1e-9, atol=1e-12 * np.abs(direct).max())
+
+
+def test_finite_d_flow_velocity_projects_on_the_exact_drift():
+    spec = sgd.ProblemSpec("tied", "h3", 1, 24, rho=0.5, normalisation="unit_variance")
+    student, teacher, _ = sgd.initial_problem(spec, 0)
+    W, S2, d = student.W, teacher.dense(), 24
+    params = fdd.FiniteDFlowParams(S2, spec.loss(), W.shape)
+    dW = fdd.finite_d_flow_rhs(0.0, W.ravel(), params).reshape(W.shape)
+    dS = dW @ W.T + W @ dW.T
+    drift = fdd.tied_drift(W, teacher, spec.loss())
+    assert np.sum(dS * S2) / d == pytest.approx(drift.exact["q12"], rel=1e-10)
+    assert np.trace(dS) / d == pytest.approx(drift.exact["t1"], rel=1e-10)
+    # p12 is a small difference of fast-moving q12 and t1 t2 at d = 24: a short step
+    run = fdd.solve_finite_d_flow(W, teacher, spec.loss(), [0.0, 1e-6], rtol=1e-12, atol=1e-15)
+    assert (run.p12[1] - run.p12[0]) / 1e-6 == pytest.approx(drift.exact["p12"], rel=1e-2)

@@ -56,9 +56,13 @@ from aimrepro.dynamics.losses import MSELoss
 from aimrepro.dynamics.moments import WordBasis, initial_moments
 
 __all__ = [
+    "FiniteDFlowParams",
     "TiedDrift",
+    "expected_gradient",
+    "finite_d_flow_rhs",
     "link_polynomial",
     "quadratic_form_moments",
+    "solve_finite_d_flow",
     "tied_drift",
 ]
 
@@ -185,6 +189,93 @@ class TiedDrift:
         return float(self.exact["p12"] - self.gaussian["p12"])
 
 
+def _ell_polynomial(loss: MSELoss) -> Poly:
+    """ℓ' = ∂ℒ/∂G₁ = 2c (h_s(G₁) − h_t(G₂)) h_s'(G₁) as {(e₁, e₂): coefficient}."""
+    if not (loss.student.elementwise and loss.teacher.elementwise):
+        raise ValueError("the exact drift is for polynomial elementwise links (h1, h2, h3)")
+    hs = link_polynomial(loss.student.hermite_order)
+    ht = link_polynomial(loss.teacher.hermite_order)
+    residual: Poly = {(k, 0): c for k, c in hs.items()}
+    residual = _poly_add(residual, {(0, k): c for k, c in ht.items()}, -1.0)
+    ell = _poly_mul(residual, {(k, 0): c for k, c in _derivative(hs).items()})
+    return {e: 2.0 * loss.prefactor * c for e, c in ell.items() if c != 0.0}
+
+
+def expected_gradient(W: np.ndarray, teacher_dense: np.ndarray, loss: MSELoss) -> np.ndarray:
+    """E_x[∇_W ℒ] at finite d for the tied student S₁ = W Wᵀ, one token, polynomial links.
+
+    ∇_W ℒ = ℓ'(G₁, G₂) · 2(xxᵀ − I)W/√d with G_k = xᵀA_kx − Tr A_k, A_k = S_k/√d.
+    With Q = (G₁, G₂) and A(s) = s₁A₁ + s₂A₂, the Gaussian identity
+    E[e^{s·Q}(xxᵀ − I)] = E[e^{s·Q}] [(I − 2A(s))⁻¹ − I] gives, coefficient by
+    coefficient,
+
+        E[G^e (xxᵀ − I)] W = e! Σ_{0 < f ≤ e} m_{e−f} 2^{|f|} R_f,
+
+    m_g = [s^g] E e^{s·Q} (:func:`quadratic_form_moments` without the e!),
+    R_f = Σ_{words with letter counts f} A_{w₁}⋯A_{w_k} W, computed by the
+    recursion R_f = A₁R_{f−(1,0)} + A₂R_{f−(0,1)}, R₀ = W (ours).
+
+    Cost: one set of moments (words up to the degree D of ℓ', dense d×d
+    products, O(2^D d³)) and O(D²) products A·R of cost O(d² r).
+    """
+    W = np.asarray(W, dtype=float)
+    d = W.shape[0]
+    S2 = np.asarray(teacher_dense, dtype=float)
+    ell = _ell_polynomial(loss)
+    degree = max(sum(e) for e in ell)
+    A = [W @ W.T / math.sqrt(d), S2 / math.sqrt(d)]
+    basis = WordBasis(max(degree, 2))
+    mu = initial_moments(basis, [W @ W.T, S2])
+
+    def trace(seq) -> float:
+        return d * d ** (-len(seq) / 2) * mu[basis.index(seq)]
+
+    caps = (max(e[0] for e in ell), max(e[1] for e in ell))
+    raw = quadratic_form_moments(trace, 2, caps, max_degree=degree)
+    m = {e: v / (math.factorial(e[0]) * math.factorial(e[1])) for e, v in raw.items()}
+    R: dict[Monomial, np.ndarray] = {(0, 0): W}
+    for total in range(1, degree + 1):
+        for f1 in range(total + 1):
+            f = (f1, total - f1)
+            if f1 > caps[0] or f[1] > caps[1]:
+                continue
+            acc = np.zeros_like(W)
+            if f1 > 0:
+                acc += A[0] @ R[(f1 - 1, f[1])]
+            if f[1] > 0:
+                acc += A[1] @ R[(f1, f[1] - 1)]
+            R[f] = acc
+    out = np.zeros_like(W)
+    for e, c in ell.items():
+        scale = c * math.factorial(e[0]) * math.factorial(e[1])
+        for f1 in range(e[0] + 1):
+            for f2 in range(e[1] + 1):
+                if f1 + f2 == 0:
+                    continue
+                out += scale * m[(e[0] - f1, e[1] - f2)] * 2.0 ** (f1 + f2) * R[(f1, f2)]
+    return 2.0 / math.sqrt(d) * out
+
+
+def finite_d_flow_rhs(t: float, y: np.ndarray, params) -> np.ndarray:
+    """dW/dt = −(d/4) E_x[∇_W ℒ] on t = 4αn/d: the exact finite-d population gradient flow.
+
+    The small-learning-rate limit of tied SGD at fixed d (no Gaussian
+    equivalence), for polynomial links and one token.  ``params``: a
+    :class:`FiniteDFlowParams`.
+    """
+    W = y.reshape(params.shape)
+    return (-0.25 * W.shape[0] * expected_gradient(W, params.teacher_dense, params.loss)).ravel()
+
+
+@dataclass(frozen=True, eq=False)
+class FiniteDFlowParams:
+    """Teacher (dense), loss and the shape of W for :func:`finite_d_flow_rhs`."""
+
+    teacher_dense: np.ndarray
+    loss: MSELoss
+    shape: tuple[int, int]
+
+
 def tied_drift(W: np.ndarray, teacher, loss: MSELoss) -> TiedDrift:
     """The expected velocity of (t₁, q₁₂, q₁₁, p₁₂) under tied SGD at state W (module docstring).
 
@@ -202,21 +293,13 @@ def tied_drift(W: np.ndarray, teacher, loss: MSELoss) -> TiedDrift:
     Cost: :func:`aimrepro.dynamics.moments.initial_moments` of the words up
     to length 7 (O(d³) per prefix, dense), then polynomial algebra.
     """
-    if not (loss.student.elementwise and loss.teacher.elementwise):
-        raise ValueError("the exact drift is for polynomial elementwise links (h1, h2, h3)")
-    ks, kt = loss.student.hermite_order, loss.teacher.hermite_order
+    ell = _ell_polynomial(loss)
     W = np.asarray(W, dtype=float)
     d = W.shape[0]
     S1 = W @ W.T
     S2 = np.asarray(teacher.dense() if hasattr(teacher, "dense") else teacher, dtype=float)
     if S2.shape != (d, d) or not np.allclose(S2, S2.T):
         raise ValueError("the teacher must be a symmetric d×d matrix matching W")
-    # ℓ' = 2c (h_s(G₁) − h_t(G₂)) h_s'(G₁) as a polynomial in (G₁, G₂)
-    hs, ht, dhs = link_polynomial(ks), link_polynomial(kt), _derivative(link_polynomial(ks))
-    residual: Poly = {(k, 0): c for k, c in hs.items()}
-    residual = _poly_add(residual, {(0, k): c for k, c in ht.items()}, -1.0)
-    ell = _poly_mul(residual, {(k, 0): c for k, c in dhs.items()})
-    ell = {e: 2.0 * loss.prefactor * c for e, c in ell.items()}
     degree1 = max(e[0] for e in ell) + 1
     degree2 = max(e[1] for e in ell)
     # forms: G₁, G₂, H₁₂, H₁₁ as words in (S₁, S₂) with weights (÷√d each)
@@ -250,3 +333,43 @@ def tied_drift(W: np.ndarray, teacher, loss: MSELoss) -> TiedDrift:
         v_q11 = -2.0 * expect((0, 0, 0, 1))
         out[name] = {"t1": v_t1, "q12": v_q12, "q11": v_q11, "p12": v_q12 - t2 * v_t1}
     return TiedDrift(out["exact"], out["gaussian"], d)
+
+
+def solve_finite_d_flow(W0: np.ndarray, teacher, loss: MSELoss, times, *, method: str = "RK45",
+                        rtol: float = 1e-6, atol: float = 1e-9):
+    """Integrate :func:`finite_d_flow_rhs` from W(0); a :class:`~aimrepro.dynamics.trajectory.Trajectory`.
+
+    Cost per right-hand side: :func:`expected_gradient` (O(2^D d³) for the
+    moments plus O(D² d² r)); use d ≤ 200 or so.
+    """
+    from scipy.integrate import solve_ivp
+
+    from aimrepro.dynamics.matrices import FactoredMatrix, trace_products
+    from aimrepro.dynamics.trajectory import OrderParameters, Trajectory
+
+    times = np.asarray(times, dtype=float)
+    if times.ndim != 1 or times.size < 2 or not np.all(np.diff(times) > 0):
+        raise ValueError("times must be an increasing 1-D array with at least two entries")
+    W0 = np.asarray(W0, dtype=float)
+    S2 = np.asarray(teacher.dense() if hasattr(teacher, "dense") else teacher, dtype=float)
+    params = FiniteDFlowParams(S2, loss, W0.shape)
+    sol = solve_ivp(finite_d_flow_rhs, (times[0], times[-1]), W0.ravel(), method=method,
+                    t_eval=times, args=(params,), rtol=rtol, atol=atol)
+    teacher_matrix = teacher if hasattr(teacher, "dense") else None
+    order = []
+    for w in sol.y.T:
+        W = w.reshape(W0.shape)
+        if teacher_matrix is not None:
+            op = OrderParameters(*trace_products([FactoredMatrix(W), teacher_matrix]))
+        else:
+            S1 = W @ W.T
+            d = S1.shape[0]
+            trace = [np.trace(S1) / d, np.trace(S2) / d]
+            q = np.array([[np.sum(S1 * S1), np.sum(S1 * S2)], [np.sum(S1 * S2), np.sum(S2 * S2)]]) / d
+            op = OrderParameters.symmetric(trace, q)
+        order.append(op.as_vector())
+    n = sol.t.size
+    extra = {"nfev": np.full(n, sol.nfev, dtype=np.int64),
+             "status": np.full(n, sol.status, dtype=np.int64)}
+    return Trajectory(sol.t, np.asarray(order).reshape(n, -1), W0.shape[0], sol.status != 0,
+                      float(sol.t[-1]) if sol.status != 0 else math.nan, extra)
