@@ -23,6 +23,13 @@ per unit of t (ours):
 Keeping only the second cumulants (Stein's lemma with jointly Gaussian
 G₁, G₂, H) gives back the flow, dq₁₂/dt = −2Γ₁₁ μ₁₁₂ − 2Γ₁₂ μ₁₂₂ [P eq. 350].
 
+The full matrix E_x[∇_W ℒ] (:func:`expected_gradient`) is a polynomial in
+S₁, S₂ applied to W with the same scalar moments as coefficients; its
+gradient flow (:func:`solve_finite_d_flow`, dW/dt = −(d/4) E_x[∇_W ℒ]) is the
+exact finite-d population flow that tied SGD follows at small learning
+rate, against which the Gaussian-equivalent matrix flow of
+:mod:`aimrepro.dynamics.flows` is the d → ∞ reference.
+
 Moments of centered quadratic forms Q_i = xᵀA_ix − Tr A_i (A_i symmetric)
 come from the cumulant generating function
 
@@ -51,9 +58,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.integrate import solve_ivp
 
 from aimrepro.dynamics.losses import MSELoss
+from aimrepro.dynamics.matrices import FactoredMatrix, trace_products
 from aimrepro.dynamics.moments import WordBasis, initial_moments
+from aimrepro.dynamics.trajectory import OrderParameters, Trajectory
 
 __all__ = [
     "FiniteDFlowParams",
@@ -256,17 +266,6 @@ def expected_gradient(W: np.ndarray, teacher_dense: np.ndarray, loss: MSELoss) -
     return 2.0 / math.sqrt(d) * out
 
 
-def finite_d_flow_rhs(t: float, y: np.ndarray, params) -> np.ndarray:
-    """dW/dt = −(d/4) E_x[∇_W ℒ] on t = 4αn/d: the exact finite-d population gradient flow.
-
-    The small-learning-rate limit of tied SGD at fixed d (no Gaussian
-    equivalence), for polynomial links and one token.  ``params``: a
-    :class:`FiniteDFlowParams`.
-    """
-    W = y.reshape(params.shape)
-    return (-0.25 * W.shape[0] * expected_gradient(W, params.teacher_dense, params.loss)).ravel()
-
-
 @dataclass(frozen=True, eq=False)
 class FiniteDFlowParams:
     """Teacher (dense), loss and the shape of W for :func:`finite_d_flow_rhs`."""
@@ -274,6 +273,16 @@ class FiniteDFlowParams:
     teacher_dense: np.ndarray
     loss: MSELoss
     shape: tuple[int, int]
+
+
+def finite_d_flow_rhs(t: float, y: np.ndarray, params: FiniteDFlowParams) -> np.ndarray:
+    """dW/dt = −(d/4) E_x[∇_W ℒ] on t = 4αn/d: the exact finite-d population gradient flow.
+
+    The small-learning-rate limit of tied SGD at fixed d (no Gaussian
+    equivalence), for polynomial links and one token.
+    """
+    W = y.reshape(params.shape)
+    return (-0.25 * W.shape[0] * expected_gradient(W, params.teacher_dense, params.loss)).ravel()
 
 
 def tied_drift(W: np.ndarray, teacher, loss: MSELoss) -> TiedDrift:
@@ -336,17 +345,12 @@ def tied_drift(W: np.ndarray, teacher, loss: MSELoss) -> TiedDrift:
 
 
 def solve_finite_d_flow(W0: np.ndarray, teacher, loss: MSELoss, times, *, method: str = "RK45",
-                        rtol: float = 1e-6, atol: float = 1e-9):
+                        rtol: float = 1e-6, atol: float = 1e-9) -> Trajectory:
     """Integrate :func:`finite_d_flow_rhs` from W(0); a :class:`~aimrepro.dynamics.trajectory.Trajectory`.
 
     Cost per right-hand side: :func:`expected_gradient` (O(2^D d³) for the
     moments plus O(D² d² r)); use d ≤ 200 or so.
     """
-    from scipy.integrate import solve_ivp
-
-    from aimrepro.dynamics.matrices import FactoredMatrix, trace_products
-    from aimrepro.dynamics.trajectory import OrderParameters, Trajectory
-
     times = np.asarray(times, dtype=float)
     if times.ndim != 1 or times.size < 2 or not np.all(np.diff(times) > 0):
         raise ValueError("times must be an increasing 1-D array with at least two entries")
