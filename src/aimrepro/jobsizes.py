@@ -167,18 +167,21 @@ def _paper2_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
     science, size = p2.get("figure2"), sizes.get("figure2")
     if science and size:
         for param in ("tied", "direct"):
-            for link in science["links"]:
-                lr = size["lr"].get(param, {}).get(link)
-                if lr is None:
-                    continue
-                keys = {"T": "paper2.figure2.T", "d": f"{s}.figure2.d", "rho": "paper2.figure2.rho",
-                        "batch": f"{s}.figure2.batch", "lr": f"{s}.figure2.lr.{param}.{link}",
-                        "horizon": "paper2.figure2.horizon", "records": f"{s}.figure2.records"}
-                jobs.append(_sgd("sgd_run", param=param, T=science["T"], d=size["d"], rho=science["rho"],
-                                 batch=size["batch"], lr=lr, horizon=science["horizon"],
-                                 records=size["records"], keys=keys))
+            # one sample axis: the direct runs go to a quarter of the tied horizon (plans.py)
+            horizon = science["horizon"] * (1.0 if param == "tied" else 0.25)
+            keys = {"T": "paper2.figure2.T", "d": f"{s}.figure2.d", "rho": "paper2.figure2.rho",
+                    "batch": f"{s}.figure2.batch", "lr": f"{s}.figure2.lr",
+                    "horizon": "paper2.figure2.horizon", "records": f"{s}.figure2.records"}
+            jobs.append(_sgd("sgd_run", param=param, T=science["T"], d=size["d"], rho=science["rho"],
+                             batch=size["batch"], lr=size["lr"], horizon=horizon,
+                             records=size["records"], keys=keys))
             jobs.append(_reference_flow(param, size["d"], science["rho"], size["records"],
                                         {"d": f"{s}.figure2.d", "rho": "paper2.figure2.rho",
+                                         "records": f"{s}.figure2.records"}))
+        for i, d in enumerate(size.get("flow_dims", [])):
+            jobs.append(_reference_flow("tied", d, science["rho"], size["records"],
+                                        {"d": f"{s}.figure2.flow_dims[{i}]",
+                                         "rho": "paper2.figure2.rho",
                                          "records": f"{s}.figure2.records"}))
 
     science, size = p2.get("figureS3"), sizes.get("figureS3")
@@ -195,6 +198,12 @@ def _paper2_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
                                  records=size["records"], keys=keys))
                 jobs.append(_reference_flow(param, d, science["rho"], size["records"],
                                             {k: keys[k] for k in ("d", "rho", "records")}))
+            trend = size.get("flow_trend", {}).get("dims", {}).get(param, [])
+            for i, d in enumerate(trend):
+                jobs.append(_reference_flow(param, d, science["rho"], size["records"],
+                                            {"d": f"{s}.figureS3.flow_trend.dims.{param}[{i}]",
+                                             "rho": "paper2.figureS3.rho",
+                                             "records": f"{s}.figureS3.records"}))
 
     science, size = p2.get("figureS1"), sizes.get("figureS1")
     if science and size:

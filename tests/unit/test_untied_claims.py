@@ -95,10 +95,9 @@ def test_untied_claims_pass_on_an_ideal_synthetic_experiment():
         "p2-untied-fast-collapse-h2", "p2-untied-slow-collapse-h2",
         "p2-untied-fast-phase-theory-h2", "p2-untied-slow-phase-theory-h2",
         "p2-untied-escape-grows-symmetric-h2", "p2-untied-escape-flat-broken-h2",
-        "p2-untied-threshold-h2", "p2-untied-fast-state-h2", "p2-untied-sign-h2",
+        "p2-untied-only-symmetric-stalls-h2", "p2-untied-fast-state-h2", "p2-untied-sign-h2",
         "p2-untied-flow-escape-h2", "p2-untied-fig3-order"}
-    # m2 = 1 (below √2) escapes early in this synthetic set: the notes' threshold claim fails
-    assert verdicts.pop("p2-untied-threshold-h2") is False
+    # m2 = 1 (below √2) escapes early, as m2 = 2 does: only m2 = 0 stalls
     assert all(verdicts.values()), [k for k, v in verdicts.items() if not v]
     sign_row = next(row for row in rows if row.id == "p2-untied-sign-h2")
     assert sign_row.measured == "9/9"

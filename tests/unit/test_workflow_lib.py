@@ -31,7 +31,41 @@ def test_every_result_kind_is_one_spec():
     assert set(SPECS) == {
         "SE_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
-        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT"}
+        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FLOW_ENSEMBLE",
+        "TIED_VELOCITY", "RADIUS", "UNTIED_VELOCITY"}
+
+
+def test_the_paper2_theory_tables_have_readable_paths_that_parse_back():
+    ensemble = paths.FLOW_ENSEMBLE.format("quick", flow="exact", link="h3", T=1, rho=0.5,
+                                          normalisation="unit_variance", d=100, wd=0, horizon=3,
+                                          records=121, seed=0, n=3)
+    assert ensemble == ("results/quick/theory/ensembles/exact_h3_T1_rho0.5_unit_variance_d100/"
+                        "wd0_t3_n121_seed0x3.csv")
+    assert paths.FLOW_ENSEMBLE.parse(ensemble)["flow"] == "exact"
+    with pytest.raises(ValueError, match="does not match its own pattern"):
+        paths.FLOW_ENSEMBLE.format("quick", flow="gaussian", link="h3", T=1, rho=0.5,
+                                   normalisation="unit_variance", d=100, wd=0, horizon=3,
+                                   records=121, seed=0, n=3)
+    velocity = paths.TIED_VELOCITY.format("paper", link="h2", T=1, rho=0.5,
+                                          normalisation="unit_variance", dims=[200, 400, 1600],
+                                          seed=0, n=10)
+    assert velocity == ("results/paper/theory/tied_velocity/h2_T1_rho0.5_unit_variance/"
+                        "d200-400-1600_seed0x10.csv")
+    assert paths.TIED_VELOCITY.parse(velocity)["dims"] == "200-400-1600"
+    untied = paths.UNTIED_VELOCITY.format("quick", link="h2", T=1, rho=1, normalisation="unit_variance",
+                                          sU=1, sV=0.9, m2=-2, dims=[100, 200], seed=0, n=5)
+    assert untied == ("results/quick/untied/velocity/h2_T1_rho1_unit_variance_sU1_sV0.9_m2-2/"
+                      "d100-200_seed0x5.csv")
+    radius = paths.RADIUS.format("quick", rho=0.5, normalisation="aim", c=1, s=1, d=200, wd=0,
+                                 seed=0, n=3)
+    assert radius == "results/quick/moments/radius/linear_T1_rho0.5_aim_c1_scale1_d200/wd0_seed0x3.csv"
+    assert paths.RADIUS.parse(radius)["n"] == "3"
+
+
+def test_the_ensemble_flows_and_polynomial_links_are_the_packages():
+    from aimrepro.paper2.theory_tables import FLOWS, POLYNOMIAL_LINKS
+    assert paths.ENSEMBLE_FLOWS == FLOWS
+    assert paths.POLYNOMIAL_LINKS == POLYNOMIAL_LINKS
 
 
 def test_numbers_in_paths_are_written_with_g_format():

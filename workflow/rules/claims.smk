@@ -69,12 +69,21 @@ rule claims_paper2_dynamics:
         figure2=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "path"),
         figureS3=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "path"),
         figureS3_flows=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "flow_path"),
+        figure2_flows=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "flow_path"),
+        figure2_ensembles=lambda wildcards: column(PLAN.figure2_flow_ensembles(wildcards.scale),
+                                                   "path"),
+        s3_ensembles=lambda wildcards: column(PLAN.figureS3_flow_ensembles(wildcards.scale),
+                                              "path"),
+        velocity=lambda wildcards: column(PLAN.tied_velocity_tables(wildcards.scale), "path"),
         code=script_code("claims_paper2_dynamics.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_dynamics"),
     params:
         figure2=lambda wildcards: PLAN.figure2_runs(wildcards.scale),
         figureS3=lambda wildcards: PLAN.figureS3_runs(wildcards.scale),
+        figure2_ensembles=lambda wildcards: PLAN.figure2_flow_ensembles(wildcards.scale),
+        s3_ensembles=lambda wildcards: PLAN.figureS3_flow_ensembles(wildcards.scale),
+        velocity=lambda wildcards: PLAN.tied_velocity_tables(wildcards.scale),
         theorem1_links=P2.get("figureS1", {}).get("links"),
         threshold=P2.get("threshold"),
         eta=P2.get("figureS3", {}).get("eta"),
@@ -96,6 +105,7 @@ rule claims_paper2_moments:
                                    for key in ("path", "flow_path", "truncations_path")],
         figure4=lambda wildcards: [run[key] for run in PLAN.figure4_moment_runs(wildcards.scale)
                                    for key in ("path", "exact_path", "truncations_path")],
+        radius=lambda wildcards: PLAN.figure4_radius(wildcards.scale)["path"],
         code=script_code("claims_paper2_moments.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_moments"),
@@ -128,6 +138,8 @@ rule claims_paper2_untied:
         figureS5=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "path"),
         figureS5_flows=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "flow_path"),
         fast_states=lambda wildcards: PLAN.fast_states_path(wildcards.scale),
+        velocity=lambda wildcards: column(PLAN.untied_velocity_tables(wildcards.scale), "path"),
+        plateau=lambda wildcards: column(PLAN.figure3_plateau_runs(wildcards.scale), "path"),
         code=script_code("claims_paper2_untied.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_untied"),
@@ -136,6 +148,8 @@ rule claims_paper2_untied:
         figureS4=lambda wildcards: PLAN.figureS4_runs(wildcards.scale),
         figureS4_limits=lambda wildcards: PLAN.figureS4_limit_runs(wildcards.scale),
         figureS5=lambda wildcards: PLAN.figureS5_runs(wildcards.scale),
+        velocity=lambda wildcards: PLAN.untied_velocity_tables(wildcards.scale),
+        plateau=lambda wildcards: PLAN.figure3_plateau_runs(wildcards.scale),
         threshold=P2.get("threshold"),
     log:
         paths.CLAIM_FRAGMENT.log(topic="paper2_untied"),

@@ -78,11 +78,13 @@ rule paper2_fig2:
     input:
         runs=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "path"),
         flows=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "flow_path"),
+        exact=lambda wildcards: column(PLAN.figure2_exact_flows(wildcards.scale), "path"),
         code=script_code("paper2_fig2.py"),
     output:
         **figure_outputs("paper2_fig2", "Paper 2", "Figure 2"),
     params:
         runs=lambda wildcards: PLAN.figure2_runs(wildcards.scale),
+        exact=lambda wildcards: PLAN.figure2_exact_flows(wildcards.scale),
         threshold=P2.get("threshold"),
     log:
         figure_log("paper2_fig2"),
@@ -99,11 +101,13 @@ rule paper2_fig3:
     input:
         runs=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "path"),
         flows=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "flow_path"),
+        plateau=lambda wildcards: column(PLAN.figure3_plateau_runs(wildcards.scale), "path"),
         code=script_code("paper2_fig3.py"),
     output:
         **figure_outputs("paper2_fig3", "Paper 2", "Figure 3"),
     params:
         runs=lambda wildcards: PLAN.figure3_untied_runs(wildcards.scale),
+        plateau=lambda wildcards: PLAN.figure3_plateau_runs(wildcards.scale),
         threshold=P2.get("threshold"),
     log:
         figure_log("paper2_fig3"),
@@ -122,6 +126,7 @@ rule paper2_fig4:
         exact=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale), "exact_path"),
         truncations=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale),
                                              "truncations_path"),
+        radius=lambda wildcards: PLAN.figure4_radius(wildcards.scale)["path"],
         code=script_code("paper2_fig4.py"),
     output:
         **figure_outputs("paper2_fig4", "Paper 2", "Figure 4"),
@@ -182,11 +187,13 @@ rule paper2_figS3:
     input:
         runs=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "path"),
         flows=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "flow_path"),
+        ensembles=lambda wildcards: column(PLAN.figureS3_flow_ensembles(wildcards.scale), "path"),
         code=script_code("paper2_figS3.py"),
     output:
         **figure_outputs("paper2_figS3", "Paper 2", "Figure S3"),
     params:
         runs=lambda wildcards: PLAN.figureS3_runs(wildcards.scale),
+        ensembles=lambda wildcards: PLAN.figureS3_flow_ensembles(wildcards.scale),
         threshold=P2.get("threshold"),
         eta=P2.get("figureS3", {}).get("eta"),
     log:
@@ -222,7 +229,7 @@ rule paper2_figS4:
 
 
 rule paper2_figS5:
-    """Paper 2, Figure S5: escape time vs teacher mean for several d, with the derived threshold."""
+    """Paper 2, Figure S5: escape time vs teacher mean for several d, with the instability times of the flows."""
     input:
         runs=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "path"),
         flows=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "flow_path"),

@@ -79,3 +79,40 @@ rule landscape:
         runtime=10,
     script:
         "../scripts/landscape.py"
+
+
+rule flow_ensemble:
+    """Deterministic flows of several replicates in one table: tied, direct, or exact finite-d (claims' d-trends)."""
+    input:
+        code=script_code("flow_ensemble.py"),
+    output:
+        **paths.FLOW_ENSEMBLE.outputs(),
+    log:
+        paths.FLOW_ENSEMBLE.log(),
+    wildcard_constraints:
+        **paths.FLOW_ENSEMBLE.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        # the exact finite-d flow costs O(d^3) per right-hand side: minutes per replicate at d = 400
+        runtime=240,
+    script:
+        "../scripts/flow_ensemble.py"
+
+
+rule tied_velocity:
+    """dp12/dt at W(0) over replicates: [P eq. 17], the matrix flow, the exact finite-d SGD drift."""
+    input:
+        code=script_code("tied_velocity.py"),
+    output:
+        **paths.TIED_VELOCITY.outputs(),
+    log:
+        paths.TIED_VELOCITY.log(),
+    wildcard_constraints:
+        **paths.TIED_VELOCITY.constraints(),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    script:
+        "../scripts/tied_velocity.py"

@@ -57,3 +57,21 @@ rule truncation_error:
         runtime=budgets.truncation_error_runtime,
     script:
         "../scripts/truncation_error.py"
+
+
+rule truncation_radius:
+    """Radius of convergence of the linear-case truncations at replicates' W(0), S* (docs/paper2.md §4.2)."""
+    input:
+        code=script_code("truncation_radius.py"),
+    output:
+        **paths.RADIUS.outputs(),
+    log:
+        paths.RADIUS.log(),
+    wildcard_constraints:
+        **paths.RADIUS.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/truncation_radius.py"

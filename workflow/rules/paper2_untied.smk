@@ -60,3 +60,21 @@ rule untied_fast_states:
         runtime=10,
     script:
         "../scripts/untied_fast_states.py"
+
+
+rule untied_velocity:
+    """dq12/dtau after the fast phase over replicates: [P eq. 42] and the slaved slow flow."""
+    input:
+        code=script_code("untied_velocity.py"),
+    output:
+        **paths.UNTIED_VELOCITY.outputs(),
+    log:
+        paths.UNTIED_VELOCITY.log(),
+    wildcard_constraints:
+        **paths.UNTIED_VELOCITY.constraints(),
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    script:
+        "../scripts/untied_velocity.py"

@@ -6,6 +6,7 @@ The measurements are ``aimrepro.claims.paper2_dynamics.paper2_dynamics_claims``.
 from _job import run_job
 
 from aimrepro.claims.paper2_dynamics import paper2_dynamics_claims
+from aimrepro.paper2.theory_tables import read_flow_ensemble, split_by_d
 from aimrepro.paper2.trajectory import Trajectory
 from aimrepro.records.tables import read_table
 
@@ -18,22 +19,39 @@ def _load(runs, key, path="path"):
     return groups
 
 
+def _ensembles(plans, key):
+    """{key(plan): [Trajectory per seed, in seed order]} of planned flow ensembles."""
+    out = {}
+    for plan in plans:
+        flows = read_flow_ensemble(read_table(plan["path"]), plan["d"])
+        out[key(plan)] = [flows[seed] for seed in plan["seeds"]]
+    return out
+
+
 def main(smk) -> None:
     with run_job(smk) as job:
+        p = smk.params
         theorem1 = [{name: float(col[0]) for name, col in read_table(path).items()}
                     for path in smk.input.theorem1]
-        figure2 = _load(smk.params.figure2, lambda r: (r["param"], r["link"]))
+        figure2 = _load(p.figure2, lambda r: (r["param"], r["link"]))
+        figure2_flows = _load(p.figure2, lambda r: (r["param"], r["link"]), path="flow_path")
+
         def scan_key(run):
             return run["param"], run["link"], run["d"]
 
-        scan = _load(smk.params.figureS3, scan_key)
-        scan_flows = _load(smk.params.figureS3, scan_key, path="flow_path")
-        first = smk.params.figure2[0]
-        horizon = {run["param"]: run["horizon"] for run in smk.params.figureS3}
-        rows = paper2_dynamics_claims(theorem1=theorem1, theorem1_links=smk.params.theorem1_links,
-                                      figure2=figure2, scan=scan, scan_flows=scan_flows,
-                                      threshold=smk.params.threshold, eta=smk.params.eta,
-                                      T=first["T"], d=first["d"], horizon=horizon)
+        scan = _load(p.figureS3, scan_key)
+        scan_flows = _load(p.figureS3, scan_key, path="flow_path")
+        horizon = {run["param"]: run["horizon"] for run in p.figureS3}
+        velocity = {(t["link"], d): table for t in p.velocity
+                    for d, table in split_by_d(read_table(t["path"])).items()}
+        rows = paper2_dynamics_claims(
+            theorem1=theorem1, theorem1_links=p.theorem1_links, figure2=figure2, scan=scan,
+            scan_flows=scan_flows, threshold=p.threshold, eta=p.eta, horizon=horizon,
+            figure2_flows=figure2_flows,
+            figure2_ensembles=_ensembles(p.figure2_ensembles,
+                                         lambda e: (e["flow"], e["link"], e["d"])),
+            s3_ensembles=_ensembles(p.s3_ensembles, lambda e: (e["flow"], e["link"], e["d"])),
+            velocity=velocity, samples=p.figure2[0]["samples"] if p.figure2 else None)
         job.write_claims(rows, "paper-2 dynamics")
 
 

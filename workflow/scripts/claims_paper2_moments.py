@@ -21,7 +21,8 @@ def main(smk) -> None:
             figure1={**figure1, "orders": smk.params.orders["figure1"],
                      "short_time": short["figure1"]},
             figure4={**figure4, "orders": smk.params.orders["figure4"],
-                     "short_time": short["figure4"]})
+                     "short_time": short["figure4"]},
+            figure4_radius=read_table(smk.input.radius))
         job.write_claims(rows, "moment-hierarchy")
 
 

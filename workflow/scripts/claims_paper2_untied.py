@@ -7,6 +7,7 @@ from _job import run_job
 from _untied_tables import load_groups
 
 from aimrepro.claims.paper2_untied import paper2_untied_claims
+from aimrepro.paper2.theory_tables import split_by_d
 from aimrepro.records.tables import read_table
 
 
@@ -18,6 +19,9 @@ def main(smk) -> None:
             return run["teacher_mean"], run["d"]
 
         s4, s5 = p.figureS4[0], p.figureS5[0]
+        velocity = {(t["link"], t["teacher_mean"], d): table for t in p.velocity
+                    for d, table in split_by_d(read_table(t["path"])).items()}
+        plateau = load_groups(p.plateau, lambda r: r["d"]) if p.plateau else None
         rows = paper2_untied_claims(
             figure3=load_groups(p.figure3, lambda r: r["link"]),
             figureS4=load_groups(p.figureS4, lambda r: r["d"]),
@@ -29,7 +33,9 @@ def main(smk) -> None:
             figureS5_flows=load_groups(p.figureS5, s5_key, path="flow_path"),
             fast_states=read_table(smk.input.fast_states), s5_link=s5["link"],
             s5_horizon=s5["horizon"], s5_fast_horizon=s5["fast_horizon"],
-            threshold=p.threshold)
+            threshold=p.threshold, velocity=velocity, plateau=plateau,
+            plateau_link=p.plateau[0]["link"] if p.plateau else None,
+            plateau_start=p.plateau[0]["start"] if p.plateau else None)
         job.write_claims(rows, "paper-2 untied")
 
 

@@ -1,4 +1,4 @@
-"""Rule paper2_figS3: weak-recovery scan over d -> figures/{scale}/paper2_figS3.{pdf,png} + sidecar."""
+"""Rule paper2_figS3: weak-recovery scan over d, SGD and flows -> figures/{scale}/paper2_figS3.{pdf,png} + sidecar."""
 
 import math
 
@@ -6,6 +6,7 @@ from _job import run_job
 
 from aimrepro.paper2.analysis import recovery_summary
 from aimrepro.paper2.sgd import TIME_FACTOR
+from aimrepro.paper2.theory_tables import read_flow_ensemble
 from aimrepro.paper2.trajectory import Trajectory
 from aimrepro.figures.paper2_dynamics import draw_figure_s3
 from aimrepro.records.tables import read_table
@@ -33,7 +34,17 @@ def main(smk) -> None:
                            / (TIME_FACTOR[param] * smk.params.eta)})
             job.log.info("%s %s d=%d T_wr %s flow %s", param, link, d, summary["times"],
                          flow["times"])
-        fig = draw_figure_s3(points, horizon=horizon)
+        trend = []
+        for ensemble in smk.params.ensembles:
+            flows_by_seed = read_flow_ensemble(read_table(ensemble["path"]), ensemble["d"])
+            times = [flows_by_seed[seed].weak_recovery_time(smk.params.threshold)
+                     for seed in ensemble["seeds"]]
+            times = [ensemble["horizon"] if t is None else t for t in times]
+            param = ensemble["flow"]
+            trend.append({"param": param, "link": ensemble["link"], "d": ensemble["d"],
+                          "times": times, "samples_scaled": [
+                              t / (TIME_FACTOR[param] * smk.params.eta) for t in times]})
+        fig = draw_figure_s3(points, horizon=horizon, flow_trend=trend)
         job.save_figure(fig, "aimrepro paper 2 figure S3 (weak-recovery time against d)")
         n_blowups = sum(run.blew_up for runs in groups.values() for run in runs)
         times = {f"{pt['param']}/{pt['link']}/d{pt['d']}":

@@ -1,9 +1,14 @@
 """Paper 2's landscape and weak-recovery claims as measured rows (``docs/paper2.md`` §3.1, §5.1–5.2).
 
-Every row's measured number comes from the pipeline's own results (the
-Theorem-1 tables, the Figure 2 and Figure S3 SGD runs); where a measurement
-contradicts the paper (or the paper's d → ∞ statement does not yet hold at
-the simulated d) the row fails and its note gives both numbers.
+Every row's measured number comes from the pipeline's own results: the
+Theorem-1 tables, the Figure 2 and Figure S3 SGD runs and their reference
+flows, the flow ensembles over d (the exact finite-d tied flow, the
+Gaussian-equivalent matrix flow, the direct closed ODE) and the tables of
+initial velocities.  Claims the paper makes for d → ∞ are judged on
+finite-size trends (``aimrepro.claims.trends``): at each d the mean over
+replicates and its error of the mean, never one small d against the seed
+spread.  A statement that holds only in a regime (large enough d for the
+displayed sample scale) is ``overstated`` with the regime measured.
 """
 
 from __future__ import annotations
@@ -14,23 +19,38 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.claims.table import ClaimRow, claim_row, format_number
-from aimrepro.paper2.population import Potential
-from aimrepro.paper2.sgd import ProblemSpec
+from scipy import stats
+
+from aimrepro.claims.table import INFORMATIONAL, OVERSTATED, ClaimRow, claim_row, format_number
+from aimrepro.claims.trends import FiniteSizeTrend, fit_finite_size, mean_and_sem
+from aimrepro.paper2.analysis import overlap_change, recovery_summary
+from aimrepro.paper2.initial_velocity import cross_gradient_sign_table
 from aimrepro.paper2.trajectory import Trajectory
-from aimrepro.paper2.analysis import initial_slope, recovery_summary
 
 __all__ = [
-    "initial_slope_rows",
+    "EQ17_REL_TOL",
+    "FLOW_TWR_REL_TOL",
+    "eq17_rows",
+    "eq23_rows",
+    "eq23_tables",
+    "exact_flow_rows",
+    "figure2_flow_rows",
+    "flow_trend_rows",
     "paper2_dynamics_claims",
     "theorem1_rows",
     "weak_recovery_rows",
 ]
 
-#: Relative tolerance of the initial-slope identity [P eq. 17] at the simulated d.
-SLOPE_REL_TOL = 0.2
-#: Fit window (t_ode) of the initial slope.
-SLOPE_WINDOW = 0.1
+#: |e∞| of the relative excess of a velocity over [P eq. 17] (or eq. 42) in the d → ∞ fit.
+EQ17_REL_TOL = 0.05
+#: |T_wr(SGD) − T_wr(flow)| relative to the flow's, beyond the 95 % interval of the mean:
+#: the SGD noise correction is O(α d/B) = 0.001 at Figure 2's settings, so what remains is the
+#: record spacing and the amplification of the noise at the unstable start.
+FLOW_TWR_REL_TOL = 0.1
+#: The early window [0, t] on which SGD's change of p12 is compared with its flows'.
+EARLY_WINDOW = 0.05
+#: Links of eq. 23's table, with the T their potential is computed at.
+EQ23_LINKS = ("h1", "h2", "h3", "linear", "softmax", "hardmax")
 
 
 _row = functools.partial(claim_row, "paper2")
@@ -81,41 +101,142 @@ def theorem1_rows(rows: Sequence[Mapping[str, float]], links: Sequence[str]) -> 
     return out
 
 
-# --- initial slope of p12 (tied) -----------------------------------------------------------
+# --- [P eq. 17]: the initial velocity of p12 (tied) ------------------------------------------
 
 
+def _relative_excess(tables: Mapping[int, Mapping[str, np.ndarray]], column: str
+                     ) -> dict[int, np.ndarray]:
+    """(column − eq17)/eq17 per seed, for each d."""
+    return {d: (np.asarray(t[column], float) - np.asarray(t["eq17"], float))
+            / np.asarray(t["eq17"], float) for d, t in tables.items()}
 
 
-def initial_slope_rows(runs: Mapping[str, Sequence[Trajectory]], *, T: int, d: int,
-                       window: float = SLOPE_WINDOW) -> list[ClaimRow]:
-    """[P eq. 17]: dp₁₂/dt|₀ = −2Γ₁₂ t₁ p₂₂ for tied attention, measured on SGD runs.
+def _trend(values: Mapping[int, np.ndarray]) -> FiniteSizeTrend:
+    """Fit e∞ + b/d to the per-d means of ``values`` with their errors of the mean."""
+    dims = sorted(values)
+    stats = [mean_and_sem(values[d]) for d in dims]
+    return fit_finite_size(dims, [m for m, _, _ in stats], [s for _, s, _ in stats],
+                           [n for _, _, n in stats])
 
-    ``runs`` maps a link to its tied SGD replicates.  The prediction uses Γ at
-    each replicate's initial q and its t₁, p₂₂; both sides are averaged over
-    replicates.
+
+def eq17_rows(velocity: Mapping[tuple[str, int], Mapping[str, np.ndarray]], *,
+              tolerance: float = EQ17_REL_TOL) -> list[ClaimRow]:
+    """[P eq. 17] measured where it holds: on the matrix flow, and SGD's drift approaching it in d.
+
+    ``velocity`` maps (link, d) to a table of
+    :func:`aimrepro.paper2.theory_tables.tied_velocity_table` (one row per
+    replicate: ``eq17``, ``flow``, ``exact``).  Eq. 17 is a d → ∞ identity of
+    the flow: at finite d the matrix flow's dp₁₂/dt differs from it by the
+    mixed centered moments of Assumption 3 and the initial p₁₂ ([P eq. 356]),
+    and the exact SGD drift further by the non-Gaussian finite-d index,
+    amplified by the link's degree (``docs/paper2.md`` §5.1).  Both are judged
+    on the finite-size trend of the relative excess over eq. 17 (mean and
+    error of the mean over replicates at each d, fit e∞ + b/d): e∞ within
+    ``tolerance``, and the flow's mean |excess| shrinking with d.
     """
     out = []
-    for link, group in runs.items():
-        potential = Potential(ProblemSpec("tied", link, T, d).loss(), T)
-        measured = np.array([initial_slope(run, window=window) for run in group])
-        predicted = []
-        for run in group:
-            op = run.at(0)
-            predicted.append(-2.0 * potential.gamma(op.Psi)[0, 1] * op.trace[0]
-                             * op.p_Omega[1, 1])
-        m, p = float(measured.mean()), float(np.mean(predicted))
-        se = float(measured.std(ddof=1) / math.sqrt(measured.size)) if measured.size > 1 else 0.0
-        passed = abs(m - p) <= SLOPE_REL_TOL * abs(p)
-        fitted = max(window, float(group[0].t_ode[min(4, len(group[0]) - 1)]))
-        note = (f"quadratic fit of SGD p12 over t ≤ {fitted:g}, mean of {measured.size} runs "
-                f"(s.e. {format_number(se, 2)}), d = {d}; eq. 17 is a d → ∞ identity: its finite-d "
-                "corrections are the mixed centered moments of Assumption 3, O(d^-1/2)")
-        if not passed:
-            note += f"; measured {format_number(m)} vs predicted {format_number(p)} ({(m - p) / p:+.0%})"
+    links = list(dict.fromkeys(link for link, _ in velocity))
+    for link in links:
+        tables = {d: t for (l, d), t in velocity.items() if l == link}
+        if len(tables) < 2:
+            continue
+        flow = _relative_excess(tables, "flow")
+        trend = _trend(flow)
+        spread = _trend({d: np.abs(v) for d, v in flow.items()})
+        passed = trend.within(tolerance) and spread.shrinks()
+        exact = _relative_excess(tables, "exact")
+        same = all(np.allclose(tables[d]["exact"], tables[d]["flow"], rtol=1e-8, atol=1e-12)
+                   for d in tables)
+        note = (f"relative excess (flow − eq17)/eq17 per d: {trend.per_d_text()}; {trend.fit_text()}; "
+                f"mean |excess|: {spread.per_d_text()}. The excess is the mixed centered third "
+                "moments and the initial p12 of [P eq. 356], zero under Assumption 3 (d → ∞)")
+        if same:
+            note += ("; the exact finite-d SGD drift equals the flow's here (a quadratic loss in "
+                     "the indices: no cumulant beyond the second enters)")
         out.append(_row(
-            id=f"p2-tied-initial-slope-{link}", section="§5.1 T3",
-            claim=f"tied, {link}: dp12/dt at t = 0 equals −2Γ12 t1 p22",
-            expected=p, measured=m, tolerance=f"rel {SLOPE_REL_TOL}", passed=passed, note=note))
+            id=f"p2-tied-eq17-flow-{link}", section="§5.1 T3, [P eqs. 17, 356]",
+            claim=f"tied, {link}: at the uninformative start the matrix flow leaves with "
+                  "dp12/dt = −2Γ12 t1 p22 as d → ∞",
+            expected=0.0, measured=trend.limit,
+            tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e., mean |excess| shrinking with d",
+            passed=passed, note=note))
+        if same or not all(np.all(np.isfinite(v)) for v in exact.values()):
+            continue
+        drift = _trend(exact)
+        slope = _loglog_slope(drift)
+        out.append(_row(
+            id=f"p2-tied-sgd-drift-{link}", section="§5.1 T3, [P eq. 17]",
+            claim=f"tied, {link}: SGD's expected initial drift of p12 at finite d approaches "
+                  "eq. 17 as d → ∞ (its excess falls like 1/d)",
+            expected=0.0, measured=drift.limit,
+            tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e. of the fit e∞ + b/d",
+            passed=drift.within(tolerance),
+            note=f"exact finite-d expected SGD step at W(0) (aimrepro.paper2.finite_d_drift: all "
+                 f"cumulants of the quadratic-form indices), relative excess over eq. 17 per d: "
+                 f"{drift.per_d_text()}; {drift.fit_text()}; log-log slope of the mean excess "
+                 f"{format_number(slope)}. At d = {drift.d[0]} SGD starts "
+                 f"{1 + drift.mean[0]:.2g} times faster than eq. 17: the non-Gaussian index, "
+                 "amplified by the link's degree, not the O(d^-1/2) mixed moments (row "
+                 f"p2-tied-eq17-flow-{link})"))
+    return out
+
+
+def _loglog_slope(trend: FiniteSizeTrend) -> float:
+    """Least-squares slope of ln|mean| against ln d (NaN with a zero mean)."""
+    mean = np.abs(np.asarray(trend.mean))
+    if np.any(mean <= 0):
+        return math.nan
+    return float(np.polyfit(np.log(trend.d), np.log(mean), 1)[0])
+
+
+# --- [P eq. 23]: the sign of the cross-gradient ---------------------------------------------
+
+
+def eq23_rows(table: Mapping[str, np.ndarray], *, off_diagonal: Mapping[str, np.ndarray]
+              | None = None) -> list[ClaimRow]:
+    """[P eq. 23]: Γ₁₂ < 0 at q₁₁ = q₂₂ for every link, and the Mehler series equals −Γ₁₂.
+
+    ``table`` is :func:`aimrepro.paper2.initial_velocity.cross_gradient_sign_table`
+    at q₁₁ = q₂₂ (one row per link); ``off_diagonal`` the same at q₁₁ ≠ q₂₂,
+    where eq. 23 does not apply (an informational row says where the sign
+    still holds).
+    """
+    links = [str(x) for x in table["link"]]
+    gamma = np.asarray(table["gamma12"], float)
+    series = np.asarray(table["series"], float)
+    negative = gamma < 0
+    smooth = [i for i, link in enumerate(links) if link != "hardmax"]
+    agree = [abs(series[i] + gamma[i]) <= 1e-6 * max(1.0, abs(gamma[i])) for i in smooth]
+    per_link = "; ".join(f"{link}: Γ12 = {gamma[i]:.4g}, series {series[i]:.4g}"
+                         for i, link in enumerate(links))
+    out = [_row(
+        id="p2-eq23-cross-gradient-sign", section="§5.1, [P eqs. 22–23]",
+        claim="for the MSE with one link on both sides and q11 = q22, Γ12 < 0 at the tied "
+              "uninformative point for every link, −Γ12 = Σ c_n ρ^n with c_n ≥ 0",
+        expected="Γ12 < 0 for every link; series = −Γ12 (smooth links)",
+        measured=f"{int(negative.sum())}/{len(links)} negative; series agrees for "
+                 f"{sum(agree)}/{len(smooth)} smooth links",
+        tolerance="sign; series to 1e-6 relative",
+        passed=bool(negative.all() and all(agree)),
+        note=f"q11 = q22 = {float(table['q22'][0]):g}, ρ = {float(table['rho'][0]):.4g} (the tied "
+             f"uninformative correlation t1t2/q); {per_link}. Hardmax has ∇F = 0 almost "
+             "everywhere: its Hermite series is identically 0, yet its closed-form Φ gives Γ12 < 0 "
+             "(eq. 23 needs a smooth loss)")]
+    if off_diagonal is not None:
+        links_off = [str(x) for x in off_diagonal["link"]]
+        g = np.asarray(off_diagonal["gamma12"], float)
+        positive = [f"{link} at q11 = {q11:g}, q22 = {q22:g}: Γ12 = {value:+.3g}"
+                    for link, q11, q22, value in zip(links_off, off_diagonal["q11"],
+                                                     off_diagonal["q22"], g) if value > 0]
+        out.append(_row(
+            id="p2-eq23-unequal-variances", section="§5.1, remark after [P eq. 22]",
+            claim="eq. 23 assumes q11 = q22; with unequal student and teacher variances the sign "
+                  "of Γ12 is not guaranteed",
+            expected="informational", measured=f"{len(positive)} positive of {g.size}",
+            tolerance="none", verdict=INFORMATIONAL,
+            note=("Γ12 > 0 for " + "; ".join(positive) if positive else
+                  "Γ12 < 0 at every tested pair") + "; h3 at T = 1 (ours): −Γ12 = (3/2)"
+            "[(2q11 − 1)(2q22 − 1) + 2(2q12)²], negative when the index variances 2q straddle 1"))
     return out
 
 
@@ -152,13 +273,18 @@ def weak_recovery_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]]
                        figure2: Mapping[tuple[str, str], Sequence[Trajectory]], *,
                        threshold: float, eta: float, horizon: Mapping[str, float],
                        scan_flows: Mapping[tuple[str, str, int], Sequence[Trajectory]]
-                       | None = None) -> list[ClaimRow]:
+                       | None = None, direct_growth: Mapping[str, ClaimRow] | None = None,
+                       samples: float | None = None) -> list[ClaimRow]:
     """Weak recovery of tied and direct attention ([P Cor. 3, Cor. 7], ``docs/paper2.md`` §5.1–5.2).
 
     ``scan`` holds the Figure S3 runs per (param, link, d), with per-sample
     rate α/B = η/(d ln d); ``scan_flows`` their reference flows (the notes
     quote the flows' weak-recovery times); ``figure2`` the Figure 2 runs per
-    (param, link).
+    (param, link), all on one sample axis of ``samples`` samples.
+    ``direct_growth`` maps a link to the row that measures the growth of the
+    direct weak-recovery time with d (:func:`flow_trend_rows`): where direct
+    SGD escapes within Figure 2's samples at the simulated d but that row
+    passes, the Figure 2 statement is ``overstated`` (it holds from some d on).
     """
     scan_flows = {} if scan_flows is None else scan_flows
     out = []
@@ -218,15 +344,16 @@ def weak_recovery_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]]
                      + "; closed ODE from the runs' initial order parameters: "
                      + ", ".join(f"d={d}: {_flow_times(scan_flows, ('direct', link, d), threshold)}"
                                  for d in dims)))
-    out += _figure2_rows(figure2, threshold)
+    out += _figure2_rows(figure2, threshold, direct_growth or {}, samples)
     return out
 
 
-def _figure2_rows(figure2: Mapping[tuple[str, str], Sequence[Trajectory]],
-                  threshold: float) -> list[ClaimRow]:
+def _figure2_rows(figure2: Mapping[tuple[str, str], Sequence[Trajectory]], threshold: float,
+                  direct_growth: Mapping[str, ClaimRow], samples: float | None) -> list[ClaimRow]:
     """Fig. 2 statements: h₁ recovers in both; higher-order links stay uninformative for direct S."""
     out = []
     links = sorted({link for _, link in figure2})
+    shown = (f"{samples:.3g} samples" if samples else "the displayed horizon")
     for link in links:
         tied = recovery_summary(figure2.get(("tied", link), []), threshold)
         direct = recovery_summary(figure2.get(("direct", link), []), threshold)
@@ -235,47 +362,336 @@ def _figure2_rows(figure2: Mapping[tuple[str, str], Sequence[Trajectory]],
                           figure2.get(("direct", link), []) if len(run)), default=math.nan)
         t_mean, _ = _mean_sd(tied["times"])
         d_mean, _ = _mean_sd(direct["times"])
+        n_mean, _ = _mean_sd(direct["samples"])
         blowups = tied["n_blowups"] + direct["n_blowups"]
         blow_note = f"; {blowups} run(s) blew up" if blowups else ""
+        d = next(iter(figure2.get(("direct", link), figure2.get(("tied", link), []))), None)
+        d = d.d if d is not None else 0
         if link in ("h1", "linear"):
             passed = (tied["n_recovered"] == tied["n_runs"]
                       and direct["n_recovered"] == direct["n_runs"])
             out.append(_row(
                 id=f"p2-fig2-both-recover-{link}", section="§6 Fig. 2",
-                claim=f"{link}: tied and direct attention both recover the teacher",
+                claim=f"{link}: tied and direct attention both recover the teacher on the "
+                      "displayed sample scale",
                 expected="all runs reach the threshold",
                 measured=f"tied {tied['n_recovered']}/{tied['n_runs']} (T_wr {format_number(t_mean)}), "
                          f"direct {direct['n_recovered']}/{direct['n_runs']} (T_wr {format_number(d_mean)})",
-                tolerance=f"|p12|/p22 ≥ {threshold}", passed=passed, note=blow_note.lstrip("; ")))
+                tolerance=f"|p12|/p22 ≥ {threshold} within {shown}", passed=passed,
+                note=f"d = {d}, one step size and batch for both, {shown}" + blow_note))
             continue
-        passed = (direct["n_recovered"] == 0 and tied["n_recovered"] == tied["n_runs"])
-        note = (f"direct max overlap {format_number(max_direct)} over t ≤ {horizon:g}; tied T_wr "
-                f"{format_number(t_mean)}")
-        if direct["n_recovered"]:
+        held = direct["n_recovered"] == 0 and tied["n_recovered"] == tied["n_runs"]
+        note = (f"d = {d}, {shown} (direct t ≤ {horizon:g}); direct max overlap "
+                f"{format_number(max_direct)}; tied T_wr {format_number(t_mean)}")
+        growth = direct_growth.get(link)
+        verdict = {"passed": held}
+        if not held and tied["n_recovered"] == tied["n_runs"] and growth is not None \
+                and growth.passed:
+            verdict = {"verdict": OVERSTATED}
             note += (f"; direct recovered in {direct['n_recovered']}/{direct['n_runs']} runs at "
-                     f"T_wr {format_number(d_mean)}: at this d the escape through finite-d fluctuations "
-                     "(growing with d, see p2-direct-twr-grows) is within the displayed horizon")
+                     f"T_wr {format_number(d_mean)} (N ≈ {format_number(n_mean)} samples): at "
+                     f"d = {d} the finite-d escape falls inside the displayed scale. Its time grows "
+                     f"with d ({growth.id}: {growth.measured}), so the statement holds only from "
+                     "larger d on, as [P Cor. 7] (d → ∞) says; the paper draws d = 400")
+        elif direct["n_recovered"]:
+            note += (f"; direct recovered in {direct['n_recovered']}/{direct['n_runs']} runs at "
+                     f"T_wr {format_number(d_mean)}")
         out.append(_row(
-            id=f"p2-fig2-direct-uninformative-{link}", section="§6 Fig. 2, §5.2",
-            claim=f"{link}: direct S stays uninformative on the displayed scale while tied "
+            id=f"p2-fig2-direct-uninformative-{link}", section="§6 Fig. 2, §3.2, [P Cor. 7]",
+            claim=f"{link}: direct S stays uninformative on the displayed sample scale while tied "
                   "attention recovers",
             expected="direct 0 recovered; tied all recovered",
             measured=f"direct {direct['n_recovered']}/{direct['n_runs']}, tied "
                      f"{tied['n_recovered']}/{tied['n_runs']}",
-            tolerance=f"|p12|/p22 ≥ {threshold} within t ≤ {horizon:g}", passed=passed,
-            note=note + blow_note))
+            tolerance=f"|p12|/p22 ≥ {threshold} within {shown}", note=note + blow_note,
+            **verdict))
     return out
+
+
+def _crossing(run: Trajectory, threshold: float, horizon: float) -> tuple[float, bool]:
+    """(T_wr, reached); a run that does not reach the threshold counts as ``horizon``."""
+    t = run.weak_recovery_time(threshold)
+    return (horizon, False) if t is None else (float(t), True)
+
+
+def _t_interval(values: np.ndarray) -> float:
+    """Half width of the 95 % interval of the mean of ``values`` (Student t), NaN below 2 values."""
+    values = np.asarray(values, float)
+    if values.size < 2:
+        return math.nan
+    return float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
+
+
+def figure2_flow_rows(runs: Mapping[tuple[str, str], Sequence[Trajectory]],
+                      flows: Mapping[tuple[str, str], Sequence[Trajectory]],
+                      exact: Mapping[str, Sequence[Trajectory]], *, threshold: float,
+                      tolerance: float = FLOW_TWR_REL_TOL,
+                      window: float = EARLY_WINDOW) -> list[ClaimRow]:
+    """Figure 2: SGD follows its finite-d flow, per link (tied) and for direct h₁.
+
+    ``runs`` and ``flows`` are Figure 2's SGD replicates and their per-replicate
+    Gaussian-equivalent flows per (param, link); ``exact`` the exact finite-d
+    tied flows from the same W(0) per link, in replicate order.  Per
+    replicate the difference T_wr(SGD) − T_wr(flow); the row passes when its
+    mean is within ``tolerance`` of the flow's T_wr, beyond its 95 % interval.
+    A second row per link compares the change of p₁₂ over [0, ``window``]:
+    SGD against the exact flow (within the 95 % interval of the mean
+    difference), with the Gaussian flow's for contrast.
+    """
+    out = []
+    for link, group in ((link, g) for (param, link), g in runs.items() if param == "tied"):
+        reference = list(exact.get(link, []))
+        if len(reference) != len(group) or not group:
+            continue
+        horizon = float(group[0].t_ode[-1])
+        sgd = [_crossing(run, threshold, horizon) for run in group]
+        flow = [_crossing(run, threshold, horizon) for run in reference]
+        gauss = [_crossing(run, threshold, horizon) for run in flows.get(("tied", link), [])]
+        diff = np.array([a[0] - b[0] for a, b in zip(sgd, flow)])
+        t_exact = float(np.mean([b[0] for b in flow]))
+        half = _t_interval(diff)
+        reached = all(a[1] for a in sgd) and all(b[1] for b in flow)
+        passed = reached and abs(diff.mean()) <= tolerance * t_exact + (0 if math.isnan(half)
+                                                                        else half)
+        gauss_text = ", ".join(f"{g[0]:.3f}" if g[1] else f"≥ {horizon:g}" for g in gauss)
+        out.append(_row(
+            id=f"p2-fig2-sgd-follows-flow-{link}", section="§6 Fig. 2, §5.1",
+            claim=f"tied, {link}: SGD crosses the weak-recovery threshold when its finite-d "
+                  "population flow does",
+            expected=0.0, measured=float(diff.mean()),
+            tolerance=f"|mean ΔT_wr| ≤ {tolerance:g} T_wr(flow) + 95 % interval",
+            passed=passed,
+            note=f"T_wr SGD {', '.join(f'{a[0]:.3f}' for a in sgd)}; exact finite-d flow from the "
+                 f"same W(0) {', '.join(f'{b[0]:.3f}' for b in flow)} (mean ΔT_wr "
+                 f"{diff.mean():+.3f} ± {half:.2g}); Gaussian-equivalent matrix flow (the d → ∞ "
+                 f"equations) {gauss_text}; d = {group[0].d}"
+                 + ("" if reached else "; some runs or flows did not cross (counted at the horizon)")))
+        early_sgd = np.array([overlap_change(run, window) for run in group])
+        early_exact = np.array([overlap_change(run, window) for run in reference])
+        early_gauss = np.array([overlap_change(run, window) for run in flows.get(("tied", link),
+                                                                                  [])])
+        delta = early_sgd - early_exact
+        half = _t_interval(delta)
+        sem = float(delta.std(ddof=1) / math.sqrt(delta.size)) if delta.size > 1 else math.nan
+        apart = ((early_sgd.mean() - early_gauss.mean()) / sem
+                 if early_gauss.size and sem > 0 else math.nan)
+        out.append(_row(
+            id=f"p2-fig2-sgd-initial-drift-{link}", section="§5.1 T3, §6 Fig. 2",
+            claim=f"tied, {link}: SGD's initial rise of p12 is that of its exact finite-d flow",
+            expected=float(early_exact.mean()), measured=float(early_sgd.mean()),
+            tolerance="95 % interval of the mean difference",
+            passed=bool(np.all(np.isfinite(delta)) and abs(delta.mean()) <= half),
+            note=f"p12(t) − p12(0) at t = {window:g}, mean of {delta.size} replicates: SGD "
+                 f"{early_sgd.mean():.4g}, exact finite-d flow {early_exact.mean():.4g} (mean "
+                 f"difference {delta.mean():+.2g} ± {half:.2g}), Gaussian-equivalent flow "
+                 f"{early_gauss.mean():.4g} ({format_number(apart)} s.e. from SGD)"))
+    direct = runs.get(("direct", "h1")) or runs.get(("direct", "linear"))
+    if direct:
+        link = "h1" if ("direct", "h1") in runs else "linear"
+        horizon = float(direct[0].t_ode[-1])
+        sgd = [_crossing(run, threshold, horizon) for run in direct]
+        ode = [_crossing(run, threshold, horizon) for run in flows.get(("direct", link), [])]
+        if len(ode) == len(sgd):
+            diff = np.array([a[0] - b[0] for a, b in zip(sgd, ode)])
+            t_ode = float(np.mean([b[0] for b in ode]))
+            half = _t_interval(diff)
+            reached = all(a[1] for a in sgd) and all(b[1] for b in ode)
+            out.append(_row(
+                id=f"p2-fig2-direct-sgd-follows-ode-{link}", section="§6 Fig. 2, [P Thm 4]",
+                claim=f"direct S, {link}: SGD crosses the threshold when the closed ODE from its "
+                      "initial order parameters does",
+                expected=0.0, measured=float(diff.mean()),
+                tolerance=f"|mean ΔT_wr| ≤ {tolerance:g} T_wr(ODE) + 95 % interval",
+                passed=reached and abs(diff.mean()) <= tolerance * t_ode
+                + (0 if math.isnan(half) else half),
+                note=f"T_wr SGD {', '.join(f'{a[0]:.4f}' for a in sgd)}; closed ODE "
+                     f"{', '.join(f'{b[0]:.4f}' for b in ode)}; d = {direct[0].d}"))
+    return out
+
+
+def _gap_trend(exact: Mapping[int, Sequence[Trajectory]], gauss: Mapping[int, Sequence[Trajectory]],
+               threshold: float) -> tuple[FiniteSizeTrend | None, dict[int, int]]:
+    """Per d: T_wr(Gaussian flow) − T_wr(exact flow) per replicate; censored counts per d."""
+    gaps, censored = {}, {}
+    for d in sorted(exact):
+        if d not in gauss:
+            continue
+        horizon = float(exact[d][0].t_ode[-1])
+        pairs = [(_crossing(e, threshold, horizon), _crossing(g, threshold, horizon))
+                 for e, g in zip(exact[d], gauss[d])]
+        gaps[d] = np.array([g[0] - e[0] for e, g in pairs])
+        censored[d] = sum(not (e[1] and g[1]) for e, g in pairs)
+    if len(gaps) < 2 or any(v.size < 2 or np.std(v) == 0 for v in gaps.values()):
+        return None, censored
+    return _trend(gaps), censored
+
+
+def exact_flow_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory]], *,
+                    threshold: float) -> list[ClaimRow]:
+    """SGD's flow approaches the d → ∞ flow: T_wr of the exact finite-d and Gaussian tied flows over d.
+
+    ``ensembles`` maps (flow, link, d) to the replicates' flows, flow
+    ``exact`` or ``tied`` (Gaussian-equivalent), paired by replicate.  For
+    each link the gap T_wr(Gaussian) − T_wr(exact) must shrink with d (a
+    flow that does not cross counts at the horizon, a lower bound of the
+    gap).  For h₁ the two flows are the same equations (a quadratic loss).
+    """
+    out = []
+    links = list(dict.fromkeys(link for _, link, _ in ensembles))
+    for link in links:
+        exact = {d: runs for (flow, l, d), runs in ensembles.items() if flow == "exact" and l == link}
+        gauss = {d: runs for (flow, l, d), runs in ensembles.items() if flow == "tied" and l == link}
+        if len(exact) < 2:
+            continue
+        if link in ("h1", "linear"):
+            gap = max(float(np.max(np.abs(e.overlap_ratio - g.overlap_ratio)))
+                      for d in exact for e, g in zip(exact[d], gauss.get(d, [])))
+            out.append(_row(
+                id=f"p2-fig2-exact-flow-limit-{link}", section="§5.1, §6 Fig. 2",
+                claim=f"tied, {link}: the exact finite-d flow is the Gaussian-equivalent flow "
+                      "(a loss quadratic in the indices: Theorem 1 is exact)",
+                expected=0.0, measured=gap, tolerance="max |Δ overlap| ≤ 1e-4",
+                passed=gap <= 1e-4,
+                note=f"d = {', '.join(map(str, sorted(exact)))}, every replicate, whole horizon"))
+            continue
+        trend, censored = _gap_trend(exact, gauss, threshold)
+        if trend is None:
+            continue
+        decreasing = all(a > b for a, b in zip(trend.mean, trend.mean[1:]))
+        out.append(_row(
+            id=f"p2-fig2-exact-flow-limit-{link}", section="§5.1, §6 Fig. 2",
+            claim=f"tied, {link}: the finite-d flow SGD follows approaches the Gaussian-equivalent "
+                  "matrix flow (the paper's d → ∞ theory) as d grows",
+            expected="T_wr gap shrinking with d", measured=trend.per_d_text(),
+            tolerance="decreasing in d and |gap(d_max)| < |gap(d_min)| beyond errors",
+            passed=decreasing and trend.shrinks(),
+            note=f"T_wr(Gaussian flow) − T_wr(exact finite-d flow) per replicate, from the same "
+                 f"W(0); {trend.fit_text()}; flows not crossing by the horizon (counted there, a "
+                 f"lower bound): {', '.join(f'd={d}: {n}' for d, n in censored.items())}. The "
+                 "exact drift exceeds the Gaussian one by ~b/d at W(0) (p2-tied-sgd-drift); for "
+                 "a link of high degree the excess is still O(1) at these d, so the gap falls "
+                 "slower than 1/d here"))
+    return out
+
+
+def _log_slope(times: Mapping[int, np.ndarray]) -> tuple[float, float, list[tuple[int, float,
+                                                                                  float, int]]]:
+    """Weighted least-squares slope of the per-d mean against ln d, its s.e., and the per-d stats."""
+    dims = sorted(times)
+    rows = [(d, *mean_and_sem(times[d])) for d in dims]
+    x = np.log([r[0] for r in rows])
+    y = np.array([r[1] for r in rows])
+    s = np.array([r[2] for r in rows])
+    s = np.where(np.isfinite(s) & (s > 0), s, np.nanmax(np.where(s > 0, s, np.nan)))
+    w = 1.0 / s ** 2
+    design = np.stack([np.ones_like(x), x], axis=1)
+    cov = np.linalg.inv(design.T @ (design * w[:, None]))
+    coef = cov @ (design.T @ (w * y))
+    residual = (y - design @ coef) / s
+    dof = max(len(dims) - 2, 1)
+    inflation = max(1.0, float(residual @ residual) / dof)
+    return float(coef[1]), math.sqrt(cov[1, 1] * inflation), rows
+
+
+def flow_trend_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory]], *,
+                    threshold: float) -> list[ClaimRow]:
+    """Weak-recovery time of the reference flows against d, from finite-d initial states (S3).
+
+    Direct S ([P Cor. 7]): on the uninformative manifold the closed ODE does
+    not move; from a finite-d start its overlap O(1/d) is amplified, so T_wr
+    grows with d (slope in ln d > 2 s.e.).  Tied ([P Cor. 3]): T_wr stays
+    bounded (slope ≤ 2 s.e.).  Per d the mean over replicates and its error
+    of the mean; a flow that does not cross counts at its horizon.
+    """
+    out = []
+    keys = sorted({(param, link) for param, link, _ in ensembles})
+    for param, link in keys:
+        groups = {d: runs for (p, l, d), runs in ensembles.items() if p == param and l == link}
+        if len(groups) < 3:
+            continue
+        horizon = {d: float(runs[0].t_ode[-1]) for d, runs in groups.items()}
+        times = {d: np.array([_crossing(run, threshold, horizon[d])[0] for run in runs])
+                 for d, runs in groups.items()}
+        censored = {d: sum(not _crossing(run, threshold, horizon[d])[1] for run in runs)
+                    for d, runs in groups.items()}
+        slope, se, rows = _log_slope(times)
+        per_d = "; ".join(f"d = {d}: {m:.3f} ± {e:.2g} ({n} flows"
+                          + (f", {censored[d]} not crossing" if censored[d] else "") + ")"
+                          for d, m, e, n in rows)
+        if param == "direct":
+            out.append(_row(
+                id=f"p2-direct-flow-twr-grows-{link}", section="§5.2 S1, [P Cor. 7]",
+                claim=f"direct S, {link}: the closed ODE from finite-d uninformative starts "
+                      "recovers later as d grows (no recovery on the d² log d scale as d → ∞)",
+                expected="slope in ln d > 2 s.e.",
+                measured=f"dT_wr/d ln d = {slope:.3f} ± {se:.2g}",
+                tolerance="slope > 2 s.e.", passed=slope > 2 * se,
+                note=f"T_wr (|p12|/p22 ≥ {threshold}) mean ± s.e.: {per_d}. The issue quoted "
+                     "0.82, 1.00, 1.17, 1.35, 1.52 at d = 100 … 1600 for this ODE; over replicates "
+                     "we measure the values here (larger, with a seed spread from the O(1/d) "
+                     "initial overlap): the growth with d is what the paper's statement needs"))
+        else:
+            out.append(_row(
+                id=f"p2-tied-flow-twr-flat-{link}", section="§5.1 T1, [P Cor. 3]",
+                claim=f"tied, {link}: the matrix flow from finite-d starts recovers at a time that "
+                      "does not grow with d",
+                expected="slope in ln d ≤ 2 s.e.",
+                measured=f"dT_wr/d ln d = {slope:.3f} ± {se:.2g}",
+                tolerance="slope ≤ 2 s.e.", passed=slope <= 2 * se,
+                note=f"T_wr mean ± s.e.: {per_d}"))
+    return out
+
+
+def eq23_tables(*, q: float = 0.5, rho: float = 1.0 / 3.0,
+                links: Sequence[str] = EQ23_LINKS) -> tuple[dict, dict]:
+    """Γ₁₂ at q₁₁ = q₂₂ = q (with the Mehler series) and at q₁₁ ≠ q₂₂, for :func:`eq23_rows`.
+
+    Defaults: the tied uninformative point of unit-variance indices (T = 1:
+    Var G = 2q = 1; ρ = t₁t₂/q = 1/3 at teacher width ρ = ½).
+    """
+    equal = cross_gradient_sign_table(links, q11_values=(q,), q22=q, rho_values=(rho,))
+    unequal = cross_gradient_sign_table(links, q11_values=(q / 2, 2 * q), q22=2 * q,
+                                        rho_values=(rho,))
+    keep = ~np.isclose(unequal["q11"], unequal["q22"])
+    return equal, {name: np.asarray(col)[keep] for name, col in unequal.items()}
 
 
 def paper2_dynamics_claims(*, theorem1: Sequence[Mapping[str, float]], theorem1_links,
                            figure2: Mapping[tuple[str, str], Sequence[Trajectory]],
                            scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
                            scan_flows: Mapping[tuple[str, str, int], Sequence[Trajectory]],
-                           threshold: float, eta: float, T: int, d: int,
-                           horizon: Mapping[str, float]) -> list[ClaimRow]:
-    """All rows of the ``paper2_dynamics`` topic."""
-    tied_runs = {link: runs for (param, link), runs in figure2.items() if param == "tied"}
+                           threshold: float, eta: float, horizon: Mapping[str, float],
+                           figure2_flows: Mapping[tuple[str, str], Sequence[Trajectory]]
+                           | None = None,
+                           figure2_ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory]]
+                           | None = None,
+                           s3_ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory]]
+                           | None = None,
+                           velocity: Mapping[tuple[str, int], Mapping[str, np.ndarray]]
+                           | None = None,
+                           samples: float | None = None) -> list[ClaimRow]:
+    """All rows of the ``paper2_dynamics`` topic.
+
+    ``figure2_ensembles`` maps (flow, link, d) to flows (``exact`` or
+    ``tied``) over ``flow_dims``; at Figure 2's d the exact ones are the
+    reference of the "SGD follows its flow" rows.  ``s3_ensembles`` maps
+    (param, link, d) to the reference flows of Figure S3's trend;
+    ``velocity`` maps (link, d) to the initial-velocity tables.
+    """
+    figure2_flows = figure2_flows or {}
+    figure2_ensembles = figure2_ensembles or {}
+    trend = flow_trend_rows(s3_ensembles or {}, threshold=threshold)
+    growth = {row.id.removeprefix("p2-direct-flow-twr-grows-"): row for row in trend
+              if row.id.startswith("p2-direct-flow-twr-grows-")}
+    d2 = next((runs[0].d for runs in figure2.values() if runs), None)
+    exact = {link: runs for (flow, link, d), runs in figure2_ensembles.items()
+             if flow == "exact" and d == d2}
+    equal, unequal = eq23_tables()
     return (theorem1_rows(theorem1, theorem1_links)
-            + initial_slope_rows(tied_runs, T=T, d=d)
+            + eq17_rows(velocity or {})
+            + eq23_rows(equal, off_diagonal=unequal)
             + weak_recovery_rows(scan, figure2, threshold=threshold, eta=eta, horizon=horizon,
-                                 scan_flows=scan_flows))
+                                 scan_flows=scan_flows, direct_growth=growth, samples=samples)
+            + trend
+            + figure2_flow_rows(figure2, figure2_flows, exact, threshold=threshold)
+            + exact_flow_rows(figure2_ensembles, threshold=threshold))

@@ -23,13 +23,22 @@ import numpy as np
 
 from aimrepro.claims.table import ClaimRow, claim_row
 from aimrepro.claims.table import format_number
+from aimrepro.claims.trends import fit_finite_size, mean_and_sem
+from aimrepro.paper2.analysis import (escape_time, instability_time, mean_at, plateau_level,
+                                      student_mean)
+from aimrepro.paper2.losses import MSELoss, make_link
+from aimrepro.paper2.population import Potential
 from aimrepro.paper2.trajectory import Trajectory
-from aimrepro.paper2.analysis import escape_time, mean_at, student_mean
 
 __all__ = [
+    "EQ42_REL_TOL",
+    "PLATEAU_TOL",
     "collapse_errors",
+    "eq42_rows",
     "escape_trend",
     "paper2_untied_claims",
+    "plateau_rows",
+    "symmetric_stall_rows",
 ]
 
 
@@ -39,6 +48,10 @@ _row = functools.partial(claim_row, "paper2")
 #: |∂²Φ/∂m²(0)| from which the fast state is reached by the read time: the mean leaves
 #: (or returns to) m = 0 at rate (t^A + t^B)|∂²Φ/∂m²(0)| ≈ 2 per unit of t.
 FAST_CURVATURE_MIN = 1.0
+#: |e∞| of the relative difference of the slaved flow's initial velocity from [P eq. 42].
+EQ42_REL_TOL = 0.05
+#: |e∞| of the late overlap plateau of a link without teacher signal (a finite-d effect).
+PLATEAU_TOL = 0.02
 
 
 
@@ -209,7 +222,6 @@ def dichotomy_rows(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
     trends = {m2: escape_trend({d: esc[(m2, d)] for d in dims}, horizon) for m2 in means}
     flow_trends = {m2: escape_trend({d: flow_esc[(m2, d)] for d in dims}, horizon)
                    for m2 in means}
-    initial_threshold = float(fast_states["threshold"][0])
     out = []
 
     def trend_text(trend):
@@ -238,29 +250,6 @@ def dichotomy_rows(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
         note=f"escape {trends[symmetric]['means'][dims[-1]] / trend['means'][dims[-1]]:.0f}× "
              f"earlier than at teacher mean {symmetric:g} (d = {dims[-1]}); population flows: "
              f"{trend_text(flow_trends[broken])}"))
-    # the derived threshold: where the initial slow velocity becomes nonzero
-    flat = [m2 for m2 in means[1:] if trends[m2]["slope"] <= 2 * trends[m2]["stderr"]
-            and trends[m2]["means"][dims[-1]] <= 0.5 * trends[symmetric]["means"][dims[-1]]]
-    smallest = min(flat) if flat else math.nan
-    below = [m2 for m2 in means if 0 < abs(m2) < initial_threshold]
-    out.append(_row(
-        id=f"p2-untied-threshold-{link}", section="§6 S5 (notes' expectation), §5.3",
-        claim=f"untied {link}: the slow phase escapes on τ = O(1) only for teacher means above "
-              "√(3v₁ − v₂), where the symmetric fast state m = 0 loses stability at q(0)",
-        expected=initial_threshold, measured=smallest,
-        tolerance="smallest escaping m2 within one grid step above the threshold",
-        passed=math.isfinite(smallest) and smallest >= initial_threshold
-        and not any(m2 in flat for m2 in below),
-        note="teacher means escaping early (τ_esc flat in d, ≤ half the symmetric one): "
-             + (", ".join(f"{m2:g}" for m2 in flat) or "none")
-             + "; τ_esc at the largest d: "
-             + ", ".join(f"m2={m2:g}: {format_number(trends[m2]['means'][dims[-1]])}" for m2 in means)
-             + ". Below the threshold the initial slow velocity vanishes, but the uninformative "
-               "slow flow shrinks the student variance v1 until m = 0 loses stability at "
-               "v1 = (v2 + m2²)/3; the fast state then breaks the symmetry and the teacher "
-               "factor E σ*'(Z2) ≠ 0 drives recovery: every m2 ≠ 0 escapes on the slow scale "
-               "(for h2 the paper's condition (46) fails on the uninformative manifold unless "
-               "m2 = 0)"))
     # the fast state selected at t = fast_horizon, against m*(q(0))
     rows_m2 = np.asarray(fast_states["m2"])
     curvature_zero = {m2: float(np.interp(m2, rows_m2, fast_states["curvature_zero"]))
@@ -277,20 +266,21 @@ def dichotomy_rows(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
         details.append(f"m2={m2:g}: |m| {np.mean(measured):.2f} vs {predicted:.2f}")
     out.append(_row(
         id=f"p2-untied-fast-state-{link}", section="§5.3, [P eqs. 28–29]",
-        claim=f"untied {link}: the fast phase selects the mean m*(q(0)) (0 below the threshold, "
-              "±√(m2² + v2 − 3v1) above)",
+        claim=f"untied {link}: the fast phase selects the mean m*(q(0)): 0 where m = 0 is stable "
+              "at the initial moments, ±√(m2² + v2 − 3v1) where it is not",
         expected=0.0, measured=float(max(errors)) if errors else math.nan, tolerance=0.25,
         passed=bool(errors) and max(errors) <= 0.25,
         note=f"|m| at t = {fast_horizon:g} averaged over d and seeds, against the fast-state "
              f"table: {'; '.join(details)}; teacher means with |∂²Φ/∂m²(0)| < "
-             f"{FAST_CURVATURE_MIN:g} left out (near the threshold the mean leaves m = 0 too "
+             f"{FAST_CURVATURE_MIN:g} left out (near the marginal m2 the mean leaves m = 0 too "
              "slowly to be read on the fast time): "
              + (", ".join(f"{m2:g}" for m2 in means if m2 not in clear) or "none")))
-    # sign of the recovered overlap, predicted from the initial state: above the threshold
-    # m = 0 is unstable and the fast flow takes m(0) to the branch of its own sign
+    # sign of the recovered overlap, predicted from the initial state: where m = 0 is unstable
+    # at q(0) the fast flow takes m(0) to the branch of its own sign
+    unstable = [m2 for m2 in clear if curvature_zero[m2] < 0]
     agree, total, skipped = 0, 0, 0
     for (m2, d), group in runs.items():
-        if abs(m2) < initial_threshold or m2 not in clear:
+        if m2 not in unstable:
             continue
         for run in group:
             m0 = float(student_mean(run)[0])
@@ -305,11 +295,10 @@ def dichotomy_rows(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
               "selected from m(0)",
         expected=f"{total}/{total}", measured=f"{agree}/{total}", tolerance="all",
         passed=total > 0 and agree == total,
-        note=f"runs with teacher mean ≥ {initial_threshold:.3g} and |∂²Φ/∂m²(0)| ≥ "
-             f"{FAST_CURVATURE_MIN:g}: "
-             + ", ".join(f"{m2:g}" for m2 in clear if m2 >= initial_threshold)
-             + "; there m = 0 is unstable, so sign(m*) = sign(m(0)), the sign of the "
-               f"O(d^-1/2) initial mean; {skipped} run(s) without escape left out"))
+        note=f"teacher means where m = 0 is unstable at q(0) (∂²Φ/∂m²(0) ≤ −"
+             f"{FAST_CURVATURE_MIN:g}): " + (", ".join(f"{m2:g}" for m2 in unstable) or "none")
+             + "; there sign(m*) = sign(m(0)), the sign of the O(d^-1/2) initial mean; "
+               f"{skipped} run(s) without escape left out"))
     # the per-replicate theory
     pairs = [(s, f) for key in runs for s, f in zip(esc[key], flow_esc.get(key, []))
              if math.isfinite(s) and math.isfinite(f)]
@@ -324,6 +313,155 @@ def dichotomy_rows(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
         note=f"{rel.size} replicates of Figure S5 (both escaped); 90th percentile "
              f"{format_number(float(np.quantile(rel, 0.9)) if rel.size else math.nan)}"))
     return out
+
+
+def _regression(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Least-squares slope of y on x and the correlation coefficient (NaN with < 3 points)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    if keep.sum() < 3 or np.ptp(x[keep]) == 0:
+        return math.nan, math.nan
+    return (float(np.polyfit(x[keep], y[keep], 1)[0]),
+            float(np.corrcoef(x[keep], y[keep])[0, 1]))
+
+
+def symmetric_stall_rows(flows: Mapping[tuple[float, int], Sequence[Trajectory]], *,
+                         link: str, threshold: float, horizon: float,
+                         prefactor: float = 0.5) -> list[ClaimRow]:
+    """[P Cor. 4] on Figure S5's deterministic population flows: only m₂ = 0 stalls.
+
+    Corollary 4 predicts no threshold in m₂.  Along the uninformative slow flow
+    the student variance shrinks until the symmetric fast state m = 0 loses
+    stability (the instability time τ_inst,
+    :func:`aimrepro.paper2.analysis.instability_time`); with m₂ ≠ 0 the
+    teacher factor E σ*'(Z₂) ≠ 0 and a tilt ∝ q₁₂m₂ then carry the overlap
+    out, with m₂ = 0 neither (``docs/paper2.md`` §5.3).  Measured per m₂ on
+    the population flows from each replicate's initial state: the slope of
+    τ_esc against ln d (m₂ = 0: > 2 s.e.; every m₂ ≠ 0: smaller than m₂ = 0's
+    by more than 2 combined s.e., and τ_esc at the largest d at most half
+    m₂ = 0's).  The notes give τ_inst and the regression of τ_esc on
+    ln |s(0)|, the seed-by-seed reason for the growth.
+    """
+    means = sorted({m2 for m2, _ in flows})
+    dims = sorted({d for _, d in flows})
+    if 0.0 not in means or len(means) < 2 or len(dims) < 2:
+        return []
+    potential = Potential(MSELoss(make_link(link), make_link(link), prefactor), 1)
+    esc = {key: [escape_time(run, threshold) for run in group] for key, group in flows.items()}
+    trends = {m2: escape_trend({d: esc[(m2, d)] for d in dims}, horizon) for m2 in means}
+    symmetric = trends[0.0]
+    d_max = dims[-1]
+    details, stalls_only_at_zero = [], symmetric["slope"] > 2 * symmetric["stderr"]
+    for m2 in means:
+        trend = trends[m2]
+        inst = [instability_time(run, potential, m2) for run in flows[(m2, d_max)]]
+        initial = [abs(float(run.symmetric_overlap[0])) for d in dims for run in flows[(m2, d)]]
+        times = [t for d in dims for t in esc[(m2, d)]]
+        slope, r = _regression(np.log(np.maximum(initial, 1e-300)), times)
+        text = (f"m2 = {m2:g}: dτ_esc/d ln d = {trend['slope']:+.3f} ± {trend['stderr']:.3f}, "
+                f"τ_esc(d = {d_max}) = {format_number(trend['means'][d_max])}, τ_inst = "
+                f"{format_number(float(np.nanmean(inst)) if np.any(np.isfinite(inst)) else math.nan)}"
+                f", dτ_esc/d ln|s(0)| = {format_number(slope)} (r = {format_number(r, 2)})")
+        details.append(text)
+        if m2 == 0.0:
+            continue
+        combined = math.hypot(trend["stderr"], symmetric["stderr"])
+        stalls_only_at_zero &= (symmetric["slope"] - trend["slope"] > 2 * combined
+                                and trend["means"][d_max] <= 0.5 * symmetric["means"][d_max])
+    return [_row(
+        id=f"p2-untied-only-symmetric-stalls-{link}", section="§5.3 U2, [P Cor. 4], §6 S5",
+        claim=f"untied {link}: only the teacher mean m2 = 0 stalls on the slow scale; every "
+              "m2 ≠ 0 escapes at τ = O(1) (no threshold in m2)",
+        expected="τ_esc grows with d at m2 = 0 only",
+        measured=f"slope at m2 = 0: {symmetric['slope']:+.3f} ± {symmetric['stderr']:.3f}; "
+                 f"largest other: {max(trends[m2]['slope'] for m2 in means if m2):+.3f}",
+        tolerance="m2 = 0: slope > 2 s.e.; m2 ≠ 0: slope smaller by > 2 combined s.e. and "
+                  "τ_esc(d_max) ≤ ½ τ_esc(0, d_max)",
+        passed=bool(stalls_only_at_zero),
+        note=f"population flows of U, V from each replicate's initial state (Figure S5, "
+             f"d = {', '.join(map(str, dims))}, |s| ≥ {threshold}; not escaped = horizon "
+             f"{horizon:g}): " + "; ".join(details) + ". The expectation of our earlier notes, a "
+             "threshold √(3v1 − v2) below which runs stall, is not the paper's and does not hold: "
+             "m = 0 loses stability along the flow (τ_inst) for every m2, and for m2 ≠ 0 the "
+             "overlap then escapes")]
+
+
+def eq42_rows(velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]], *,
+              tolerance: float = EQ42_REL_TOL) -> list[ClaimRow]:
+    """[P eq. 42] against the slaved slow flow's initial velocity at finite d, as a d-trend.
+
+    ``velocity`` maps (link, m₂, d) to a table of
+    :func:`aimrepro.paper2.theory_tables.untied_velocity_table`.  Per
+    replicate the relative difference (slaved − eq. 42)/eq. 42 of the
+    velocity of q⁽¹⁾₁₂ + q⁽²⁾₁₂; its mean over replicates at each d, with the
+    error of the mean, fitted by e∞ + b/d: e∞ within ``tolerance`` and the
+    mean |difference| shrinking with d.
+    """
+    out = []
+    for link, m2 in dict.fromkeys((l, m) for l, m, _ in velocity):
+        tables = {d: t for (l, m, d), t in velocity.items() if (l, m) == (link, m2)}
+        if len(tables) < 2:
+            continue
+        eq42 = {d: np.asarray(t["eq42"], float) for d, t in tables.items()}
+        if any(np.any(np.abs(v) < 1e-12) for v in eq42.values()):
+            continue  # no predicted velocity: the relative difference is undefined
+        rel = {d: (np.asarray(t["slaved"], float) - eq42[d]) / eq42[d] for d, t in tables.items()}
+        dims = sorted(rel)
+        stats = [mean_and_sem(rel[d]) for d in dims]
+        trend = fit_finite_size(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
+                                [n for _, _, n in stats])
+        stats_abs = [mean_and_sem(np.abs(rel[d])) for d in dims]
+        spread = fit_finite_size(dims, [m for m, _, _ in stats_abs],
+                                 [e for _, e, _ in stats_abs], [n for _, _, n in stats_abs])
+        m_star = np.concatenate([np.abs(np.asarray(t["m_star"], float)) for t in tables.values()])
+        out.append(_row(
+            id=f"p2-untied-eq42-{link}-m2{m2:g}", section="§5.3 U2, [P eq. 42]",
+            claim=f"untied {link}, teacher mean {m2:g}: after the fast phase the overlaps leave "
+                  "the uninformative state with dq12/dτ = −2 D1 Q2 g* as d → ∞",
+            expected=0.0, measured=trend.limit,
+            tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e., mean |difference| shrinking with d",
+            passed=trend.within(tolerance) and spread.shrinks(),
+            note=f"relative difference of the slaved slow flow's velocity (at the replicates' "
+                 f"U(0), V(0), mean slaved to m*) from eq. 42, per d: {trend.per_d_text()}; "
+                 f"{trend.fit_text()}; mean |difference|: {spread.per_d_text()}; |m*| = "
+                 f"{format_number(float(m_star.mean()))}. The difference is the mixed "
+                 "student–teacher moments that freeness (Assumption 6) removes as d → ∞"))
+    return out
+
+
+def plateau_rows(runs: Mapping[int, Sequence[Trajectory]], *, link: str, start: float,
+                 threshold: float, tolerance: float = PLATEAU_TOL) -> list[ClaimRow]:
+    """Figure 3: without a teacher signal the overlap of ``link`` levels off at a level that falls with d.
+
+    ``runs`` maps d to SGD replicates of Figure 3's problem for ``link``.  The
+    plateau is the mean |s| over τ ≥ ``start`` (:func:`aimrepro.paper2.analysis.plateau_level`);
+    per d its mean over replicates and error of the mean, fitted by e∞ + b/d.
+    The row passes when no run escapes (|s| < threshold), e∞ is within
+    ``tolerance`` and the plateau shrinks with d: a finite-d effect, so the
+    run stays uninformative on this scale as d → ∞ ([P Cor. 4(ii)]: the
+    teacher factor E h'(Z₂) vanishes).
+    """
+    dims = sorted(runs)
+    if len(dims) < 2:
+        return []
+    levels = {d: np.array([plateau_level(run, start) for run in runs[d]]) for d in dims}
+    stats = [mean_and_sem(levels[d]) for d in dims]
+    if any(not (math.isfinite(e) and e > 0) for _, e, _ in stats):
+        return []
+    trend = fit_finite_size(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
+                            [n for _, _, n in stats])
+    escaped = sum(math.isfinite(escape_time(run, threshold)) for d in dims for run in runs[d])
+    return [_row(
+        id=f"p2-untied-fig3-plateau-{link}", section="§6 Fig. 3, [P Cor. 4(ii)]",
+        claim=f"untied {link}, teacher mean 0: SGD does not escape; the small overlap it levels "
+              "off at is a finite-d effect that vanishes as d grows",
+        expected=0.0, measured=trend.limit,
+        tolerance=f"no escape (|s| < {threshold}); |e∞| ≤ {tolerance:g} + 2 s.e.; shrinking",
+        passed=escaped == 0 and trend.within(tolerance) and trend.shrinks(),
+        note=f"plateau = mean |s| over τ ≥ {start:g}, s normalised by the teacher (Tr(S1+ S2+)/"
+             f"Tr(S2+²), the text's overlap up to that constant); per d: {trend.per_d_text()}; "
+             f"{trend.fit_text()}; runs escaping: {escaped}. The population flow (Gaussian "
+             "equivalent) shows no plateau: it comes from SGD at finite d")]
 
 
 # --- Figure 3 -------------------------------------------------------------------------------------
@@ -363,11 +501,27 @@ def paper2_untied_claims(*, figure3: Mapping[str, Sequence[Trajectory]],
                          figureS5_flows: Mapping[tuple[float, int], Sequence[Trajectory]],
                          fast_states: Mapping[str, np.ndarray], s5_link: str,
                          s5_horizon: float, s5_fast_horizon: float,
-                         threshold: float) -> list[ClaimRow]:
-    """All rows of the ``paper2_untied`` topic."""
-    return (collapse_rows(figureS4, figureS4_flows, figureS4_limits, link=s4_link,
+                         threshold: float,
+                         velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]]
+                         | None = None,
+                         plateau: Mapping[int, Sequence[Trajectory]] | None = None,
+                         plateau_link: str | None = None,
+                         plateau_start: float | None = None) -> list[ClaimRow]:
+    """All rows of the ``paper2_untied`` topic.
+
+    ``velocity`` maps (link, m₂, d) to the [P eq. 42] tables; ``plateau``
+    maps d to Figure 3's SGD runs of ``plateau_link`` at several d.
+    """
+    rows = (collapse_rows(figureS4, figureS4_flows, figureS4_limits, link=s4_link,
                           fast_horizon=s4_fast_horizon, horizon=s4_horizon)
             + dichotomy_rows(figureS5, figureS5_flows, fast_states, link=s5_link,
                              threshold=threshold, horizon=s5_horizon,
                              fast_horizon=s5_fast_horizon)
+            + symmetric_stall_rows(figureS5_flows, link=s5_link, threshold=threshold,
+                                   horizon=s5_horizon)
+            + eq42_rows(velocity or {})
             + figure3_rows(figure3, threshold=threshold))
+    if plateau and plateau_link is not None and plateau_start is not None:
+        rows += plateau_rows(plateau, link=plateau_link, start=plateau_start,
+                             threshold=threshold)
+    return rows

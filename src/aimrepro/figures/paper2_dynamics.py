@@ -88,18 +88,28 @@ def _annotate_blowups(fig: Figure, n_blowups: int) -> None:
 def draw_figure2(runs: Mapping[tuple[str, str], Sequence[Trajectory]],
                  flows: Mapping[tuple[str, str], Sequence[Trajectory]],
                  links: Sequence[str], *, threshold: float,
+                 exact: Mapping[str, Sequence[Trajectory]] | None = None,
+                 samples_per_time: Mapping[str, float] | None = None,
                  n_markers: int = 25) -> tuple[Figure, dict]:
-    """Figure 2: overlap against t_ode, tied (left) and direct (right), one colour per link.
+    """Figure 2: overlap against samples (or t_ode), tied (left) and direct (right), one colour per link.
 
     Parameters
     ----------
     runs : {(param, link): [Trajectory, ...]}
         SGD replicates; markers are their mean, error bars their standard deviation.
     flows : {(param, link): [Trajectory, ...]}
-        Reference flows from the same initial states; the line is their mean.
+        Reference flows from the same initial states (the d → ∞ equations: tied
+        matrix flow, direct closed ODE); the solid line is their mean.
     links : sequence of str
     threshold : float
         Weak-recovery threshold, drawn as a grey dashed line.
+    exact : {link: [Trajectory, ...]}, optional
+        The exact finite-d tied flows from the same W(0) (what SGD follows at
+        finite d), drawn dashed in the tied panel.
+    samples_per_time : {param: float}, optional
+        Samples per unit of t_ode (:func:`aimrepro.paper2.analysis.samples_per_time`):
+        with it both panels share one sample axis, as the paper's figure;
+        without it each panel is drawn against its own t_ode.
     n_markers : int
         About this many SGD markers per curve.
 
@@ -109,38 +119,56 @@ def draw_figure2(runs: Mapping[tuple[str, str], Sequence[Trajectory]],
         ``n_blowups`` (SGD runs) and ``n_flow_blowups``.
     """
     n_blowups = n_flow_blowups = 0
+    exact = exact or {}
+
+    def axis(param: str) -> float:
+        return 1.0 if samples_per_time is None else samples_per_time[param] / 1e6
+
     with figure_style():
         fig, axes = new_figure()
+        if samples_per_time is not None:
+            axes[0].sharex(axes[1])
         for ax, param in zip(axes, ("tied", "direct")):
+            scale = axis(param)
             for link in links:
                 colour = LINK_COLOURS.get(link, LIMIT_COLOUR)
                 group = runs.get((param, link), [])
                 if group:
                     t, mean, std, _ = mean_over_runs(group)
                     step = max(1, len(t) // n_markers)
-                    ax.errorbar(t[::step], mean[::step], yerr=std[::step], fmt="o",
+                    ax.errorbar(scale * t[::step], mean[::step], yerr=std[::step], fmt="o",
                                 ms=MARKER_SIZE, lw=ERRORBAR_WIDTH, color=colour,
                                 label=f"{link} SGD")
                     for run in group:
                         if run.blew_up:
                             n_blowups += 1
                             last = run.overlap_ratio[-1] if len(run) else 0.0
-                            ax.plot([run.t_blowup], [last], **_BLOWUP_STYLE)
+                            ax.plot([scale * run.t_blowup], [last], **_BLOWUP_STYLE)
                 theory = flows.get((param, link), [])
                 if theory:
                     t, mean, _, count = mean_over_runs(theory)
                     n_flow_blowups += sum(fl.blew_up for fl in theory)
                     full = count == len(theory)  # never average over a partial set
-                    ax.plot(t[full], mean[full], color=colour, lw=LINE_WIDTH)
+                    ax.plot(scale * t[full], mean[full], color=colour, lw=LINE_WIDTH)
+                finite = exact.get(link, []) if param == "tied" else []
+                if finite:
+                    t, mean, _, count = mean_over_runs(finite)
+                    n_flow_blowups += sum(fl.blew_up for fl in finite)
+                    full = count == len(finite)
+                    ax.plot(scale * t[full], mean[full], color=colour, lw=LINE_WIDTH, ls="--")
             ax.axhline(threshold, color=_THRESHOLD_COLOUR, lw=0.8, ls="--", zorder=0)
             ax.set_title(PARAM_TITLES[param])
-            ax.set_xlabel(r"time $t$ (ODE units)")
+            ax.set_xlabel(r"samples $n$ ($10^6$)" if samples_per_time is not None
+                          else r"time $t$ (ODE units)")
             ax.set_ylim(-0.03, 1.1)
         axes[0].set_ylabel(_OVERLAP_LABEL)
         handles = [Line2D([], [], color=LINK_COLOURS.get(l, LIMIT_COLOUR), marker="o", ms=3,
                           lw=LINE_WIDTH, label=l) for l in links]
         handles += [Line2D([], [], color="0.3", marker="o", ls="none", ms=3, label="SGD"),
-                    Line2D([], [], color="0.3", lw=LINE_WIDTH, label="flow")]
+                    Line2D([], [], color="0.3", lw=LINE_WIDTH, label=r"flow ($d\to\infty$ eqs.)")]
+        if exact:
+            handles.append(Line2D([], [], color="0.3", lw=LINE_WIDTH, ls="--",
+                                  label=r"exact finite-$d$ flow"))
         axes[1].legend(handles=handles, loc="center right", frameon=False, fontsize=6)
         _annotate_blowups(fig, n_blowups)
     return fig, {"n_blowups": n_blowups, "n_flow_blowups": n_flow_blowups}
@@ -237,8 +265,15 @@ def draw_figure_s2(tables: Mapping[str, Mapping[str, np.ndarray]], *, rho: float
     return fig
 
 
-def draw_figure_s3(points: Sequence[Mapping], *, horizon: Mapping[str, float]) -> Figure:
+def draw_figure_s3(points: Sequence[Mapping], *, horizon: Mapping[str, float],
+                   flow_trend: Sequence[Mapping] | None = None) -> Figure:
     """Figure S3: weak-recovery time (left) and samples/(d² ln d) (right) against d.
+
+    ``flow_trend`` (optional): one mapping per (param, link, d) with ``times``
+    (T_wr of the reference flows of more replicates and d than the SGD runs,
+    the horizon where a flow does not cross) and ``samples_scaled`` (the same
+    in N/(d² ln d) at the runs' rate); drawn as hollow diamonds (mean ± error
+    of the mean) joined by a thin dotted line.
 
     Parameters
     ----------
@@ -284,7 +319,20 @@ def draw_figure_s3(points: Sequence[Mapping], *, horizon: Mapping[str, float]) -
                     ax.plot(flow_d, flow_mean, color=colour, lw=LINE_WIDTH,
                             ls="-" if param == "tied" else "--",
                             label=f"{param}, {link} flow")
-        _dimension_axes((left, right), sorted({point["d"] for point in points}))
+        for (param, link) in dict.fromkeys((p["param"], p["link"]) for p in flow_trend or []):
+            group = sorted((p for p in flow_trend if (p["param"], p["link"]) == (param, link)),
+                           key=lambda p: p["d"])
+            colour = LINK_COLOURS.get(link, LIMIT_COLOUR)
+            for ax, key in ((left, "times"), (right, "samples_scaled")):
+                values = [np.asarray(p[key], dtype=float) for p in group]
+                mean = [v.mean() for v in values]
+                sem = [v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else 0.0 for v in values]
+                ax.errorbar([p["d"] for p in group], mean, yerr=sem, fmt="D", mfc="none",
+                            ms=MARKER_SIZE + 1.5, lw=ERRORBAR_WIDTH, color=colour, ls=":",
+                            label=f"{param}, {link} flows ({values[0].size} starts)")
+        dims = sorted({point["d"] for point in points}
+                      | {point["d"] for point in flow_trend or []})
+        _dimension_axes((left, right), dims)
         left.set_ylabel(r"$T_{wr}$ (ODE units)")
         right.set_ylabel(r"$N_{wr}/(d^2 \ln d)$")
         left.legend(frameon=False, fontsize=6)

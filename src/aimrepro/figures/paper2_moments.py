@@ -90,6 +90,7 @@ def draw_truncation_figure(runs: Sequence[Trajectory], references: Sequence[Traj
                            reference_losses: Sequence[np.ndarray],
                            truncations: Sequence[Mapping[int, Trajectory]],
                            orders: Sequence[int], *, reference_label: str, error_floor: float,
+                           radius: float | None = None,
                            n_markers: int = 25) -> tuple[Figure, dict]:
     """Figures 1 and 4: SGD against the truncations of order M and the infinite-order reference.
 
@@ -106,6 +107,9 @@ def draw_truncation_figure(runs: Sequence[Trajectory], references: Sequence[Traj
     reference_label : legend text of the reference line.
     error_floor : overlap errors below it count as converged when the horizon
         t_c of "larger M helps" is located (grey dotted line, :func:`convergence_horizon`).
+    radius : the radius of convergence R of the truncations (Figure 4: mean over
+        the replicates of :func:`~aimrepro.paper2.truncation_radius.riccati_radius`),
+        drawn as a dash-dotted line; None: not drawn.
 
     Returns
     -------
@@ -140,6 +144,8 @@ def draw_truncation_figure(runs: Sequence[Trajectory], references: Sequence[Traj
                         lw=ERRORBAR_WIDTH, color=_SGD_COLOUR, zorder=4, label="SGD")
             if t_c is not None:
                 ax.axvline(t_c, color="0.55", ls=":", lw=0.9, zorder=0)
+            if radius is not None and times[0] < radius < times[-1]:
+                ax.axvline(radius, color=LIMIT_COLOUR, ls="-.", lw=0.7, zorder=0)
             ax.set_ylim(*ylim)
             ax.set_xlim(times[0], times[-1])
             ax.set_xlabel(r"time $t$ (ODE units)")
@@ -153,6 +159,9 @@ def draw_truncation_figure(runs: Sequence[Trajectory], references: Sequence[Traj
         if t_c is not None:
             handles.append(Line2D([], [], color="0.55", ls=":", lw=0.9,
                                   label=r"$t_c$: larger $M$ stops helping"))
+        if radius is not None and times[0] < radius < times[-1]:
+            handles.append(Line2D([], [], color=LIMIT_COLOUR, ls="-.", lw=0.7,
+                                  label=r"$R$: radius of convergence"))
         if any(c == "blow-up" for c in causes):
             handles.append(Line2D([], [], label="blew up", **_BLOWUP_STYLE))
         if any(c == "left the PSD cone" for c in causes):
@@ -163,7 +172,7 @@ def draw_truncation_figure(runs: Sequence[Trajectory], references: Sequence[Traj
         if n_blowups:
             fig.suptitle(f"{n_blowups} SGD run(s) blew up", x=0.995, ha="right", fontsize=6,
                          color="red")
-    return fig, {"orders": summary, "t_c": t_c, "n_sgd_blowups": int(n_blowups),
+    return fig, {"orders": summary, "t_c": t_c, "radius": radius, "n_sgd_blowups": int(n_blowups),
                  "n_reference_blowups": int(sum(r.blew_up for r in references))}
 
 

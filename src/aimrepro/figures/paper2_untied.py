@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from aimrepro.paper2.trajectory import Trajectory
-from aimrepro.paper2.analysis import escape_time, mean_at, student_mean
+from aimrepro.paper2.analysis import escape_time, mean_at, plateau_level, student_mean
 from aimrepro.figures.paper2_dynamics import LINK_COLOURS
 from aimrepro.figures.style import (ERRORBAR_WIDTH, LIMIT_COLOUR, LINE_WIDTH, MARKER_SIZE,
                                     figure_style, new_figure, rho_colours)
@@ -87,13 +87,22 @@ def _abs_overlap(run: Trajectory) -> np.ndarray:
 
 def draw_figure3(runs: Mapping[str, Sequence[Trajectory]],
                  flows: Mapping[str, Sequence[Trajectory]], links: Sequence[str], *,
-                 threshold: float, n_markers: int = 30) -> tuple[Figure, dict]:
+                 threshold: float, plateau: Mapping[int, Sequence[Trajectory]] | None = None,
+                 plateau_link: str | None = None, plateau_start: float | None = None,
+                 n_markers: int = 30) -> tuple[Figure, dict]:
     """Figure 3: |symmetric overlap| against τ for each link, linear (left) and log (right) scale.
 
     Every replicate is drawn: SGD as markers, the population flow from its own
     initial state as a thin line of the same colour (escape times differ
     between replicates, so a mean curve would blur them).  The right panel
-    shows the escape from the O(1/d) initial overlap.
+    shows the escape from the O(1/d) initial overlap.  The overlap s is
+    Tr(S̊₁⁺S̊₂⁺)/Tr(S̊₂⁺²), S⁺ = M + Mᵀ: the text's "overlap between M₁ + M₁ᵀ and
+    M₂ + M₂ᵀ" divided by the teacher's constant norm.
+
+    With ``plateau`` ({d: SGD replicates of ``plateau_link``}) an inset of the
+    right panel draws the level at which that link's overlap levels off (mean
+    |s| over τ ≥ ``plateau_start``, mean ± s.e. over replicates) against d,
+    on log axes with a 1/d guide.
     """
     markers = ("o", "s", "^", "v", "D", "P")
     with figure_style():
@@ -128,9 +137,35 @@ def draw_figure3(runs: Mapping[str, Sequence[Trajectory]],
         # Beside the panels: inside, it covered the h3 flows on the log axis.
         right.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5),
                      frameon=False, fontsize=6)
+        if plateau and plateau_start is not None:
+            _plateau_inset(right, plateau, plateau_start,
+                           LINK_COLOURS.get(plateau_link, LIMIT_COLOUR), plateau_link)
         n = _blowups(fig, list(runs.values()))
     return fig, {"n_blowups": n,
                  "n_flow_blowups": sum(f.blew_up for g in flows.values() for f in g)}
+
+
+def _plateau_inset(ax, plateau: Mapping[int, Sequence[Trajectory]], start: float, colour: str,
+                   link: str | None) -> None:
+    """Plateau level against d (log–log), mean ± s.e. over replicates, with a 1/d guide."""
+    dims = sorted(plateau)
+    levels = [np.array([plateau_level(run, start) for run in plateau[d]]) for d in dims]
+    mean = np.array([np.nanmean(v) for v in levels])
+    sem = np.array([np.nanstd(v, ddof=1) / np.sqrt(np.sum(np.isfinite(v))) if v.size > 1 else 0.0
+                    for v in levels])
+    inset = ax.inset_axes([0.56, 0.08, 0.4, 0.36])
+    inset.errorbar(dims, mean, yerr=np.minimum(sem, 0.9 * mean), fmt="o", ms=MARKER_SIZE + 1,
+                   lw=ERRORBAR_WIDTH, color=colour)
+    inset.plot(dims, mean[0] * dims[0] / np.asarray(dims, float), color=LIMIT_COLOUR, lw=0.7,
+               ls=":")
+    inset.set_xscale("log")
+    inset.set_yscale("log")
+    inset.set_xticks(dims, [str(d) for d in dims])
+    inset.minorticks_off()
+    inset.tick_params(labelsize=5)
+    inset.set_xlabel(r"$d$", fontsize=5, labelpad=1)
+    inset.set_title(f"{link or ''} plateau " + rf"$\langle|s|\rangle_{{\tau\geq {start:g}}}$"
+                    + r", $\propto 1/d$ dotted", fontsize=5, pad=2)
 
 
 def draw_figure_s4(runs: Mapping[int, Sequence[Trajectory]],
@@ -181,25 +216,32 @@ def draw_figure_s4(runs: Mapping[int, Sequence[Trajectory]],
 def draw_figure_s5(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
                    flows: Mapping[tuple[float, int], Sequence[Trajectory]],
                    fast_states: Mapping[str, np.ndarray], *, threshold: float, horizon: float,
-                   fast_horizon: float) -> Figure:
+                   fast_horizon: float,
+                   instability: Mapping[tuple[float, int], Sequence[float]] | None = None
+                   ) -> Figure:
     """Figure S5: escape time against the teacher mean for each d (left); the fast state (right).
 
     Left: τ_esc (|s| ≥ threshold) of SGD (markers, mean ± s.d.; hollow at the
     horizon if some replicate did not escape) and of the population flows
-    (lines), one colour per d.  Right: the student mean at t = fast_horizon
-    (markers, every replicate) against the fast fixed points m*(q(0)) (lines).
-    Dotted vertical line: √(3v₁ − v₂), where m = 0 loses stability at q(0).
+    (solid lines), one colour per d.  Dashed: the instability time τ_inst of
+    the flows (:func:`aimrepro.paper2.analysis.instability_time`, mean over
+    replicates), at which the symmetric fast state m = 0 stops being a minimum
+    as the student variance shrinks; where m = 0 is unstable from the start it
+    is 0 and not drawn.  Only m₂ = 0 stalls: every m₂ ≠ 0 escapes once m = 0
+    has lost stability (``docs/paper2.md`` §5.3).  Right: the student mean at
+    t = fast_horizon (markers, every replicate) against the fast fixed points
+    m*(q(0)) (lines).
     """
     means = sorted({m2 for m2, _ in runs})
     dims = sorted({d for _, d in runs})
     colours = rho_colours(dims)
     spacing = (means[-1] - means[0]) / max(len(means) - 1, 1)
     offsets = {d: (i - (len(dims) - 1) / 2) * 0.06 * spacing for i, d in enumerate(dims)}
-    critical = float(fast_states["threshold"][0])
+    instability = instability or {}
     with figure_style():
         fig, (left, right) = new_figure()
         for d in dims:
-            sgd_mean, sgd_std, censored, flow_mean = [], [], [], []
+            sgd_mean, sgd_std, censored, flow_mean, inst_mean = [], [], [], [], []
             for m2 in means:
                 times = np.array([escape_time(run, threshold) for run in runs[(m2, d)]])
                 capped = np.where(np.isfinite(times), times, horizon)
@@ -209,6 +251,9 @@ def draw_figure_s5(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
                 flow_times = [escape_time(run, threshold) for run in flows.get((m2, d), [])]
                 flow_mean.append(np.mean(flow_times) if flow_times
                                  and all(math.isfinite(t) for t in flow_times) else np.nan)
+                inst = np.asarray(instability.get((m2, d), []), dtype=float)
+                inst_mean.append(float(np.mean(inst)) if inst.size and np.all(np.isfinite(inst))
+                                 and np.all(inst > 0) else np.nan)
             x = np.asarray(means) + offsets[d]
             sgd_mean, sgd_std, censored = map(np.asarray, (sgd_mean, sgd_std, censored))
             left.errorbar(x[~censored], sgd_mean[~censored], yerr=sgd_std[~censored], fmt="o",
@@ -218,6 +263,8 @@ def draw_figure_s5(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
                 left.plot(x[censored], sgd_mean[censored], "o", mfc="none", color=colours[d],
                           ms=MARKER_SIZE + 2)
             left.plot(means, flow_mean, color=colours[d], lw=0.9)
+            if instability:
+                left.plot(means, inst_mean, color=colours[d], lw=0.8, ls="--")
             for m2 in means:
                 for run in runs[(m2, d)]:
                     # a run that escaped (and stopped) before the read time: its last mean, hollow
@@ -229,14 +276,14 @@ def draw_figure_s5(runs: Mapping[tuple[float, int], Sequence[Trajectory]],
         for key in ("m_star_plus", "m_star_minus"):
             right.plot(m2_grid, fast_states[key], color=LIMIT_COLOUR, lw=1.0)
         for ax in (left, right):
-            if math.isfinite(critical):
-                ax.axvline(critical, color="0.3", ls=":", lw=0.9)
             ax.set_xlabel(r"teacher mean $m_2$")
         left.set_yscale("log")
         left.set_ylabel(rf"escape time $\tau_{{esc}}$ ($|s| \geq {threshold:g}$)")
-        left.legend(frameon=False, fontsize=6, loc="upper right")
+        handles, labels = left.get_legend_handles_labels()
+        handles += [Line2D([], [], color="0.3", lw=0.9, label="population flow"),
+                    Line2D([], [], color="0.3", lw=0.8, ls="--",
+                           label=r"$\tau_{inst}$: $m = 0$ unstable")]
+        left.legend(handles=handles, frameon=False, fontsize=6, loc="upper right")
         right.set_ylabel(rf"student mean at $t = {fast_horizon:g}$")
-        right.text(critical, 0.98, r" $\sqrt{3v_1 - v_2}$", fontsize=6, va="top",
-                   transform=right.get_xaxis_transform())
         _blowups(fig, list(runs.values()))
     return fig

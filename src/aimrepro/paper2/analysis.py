@@ -1,7 +1,9 @@
 """Measurements on trajectories of paper 2, shared by the claims and the figures.
 
-Weak recovery and escape times, the initial slope of the overlap, and the
-student mean of untied attention, each read off a
+Weak recovery and escape times, the initial slope and early change of the
+overlap, the samples per unit of paper time, the student mean of untied
+attention, the time at which its symmetric fast state loses stability and
+the level of a late overlap plateau, each read off a
 :class:`~aimrepro.paper2.trajectory.Trajectory` (an SGD run or a flow).
 """
 
@@ -12,9 +14,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from aimrepro.paper2.population import Potential
+from aimrepro.paper2.sgd import TIME_FACTOR
 from aimrepro.paper2.trajectory import Trajectory, first_crossing_time
+from aimrepro.paper2.untied.fast import MeanLandscape
 
-__all__ = ["escape_time", "initial_slope", "mean_at", "recovery_summary", "student_mean"]
+__all__ = ["escape_time", "initial_slope", "instability_time", "mean_at", "overlap_change",
+           "plateau_level", "recovery_summary", "samples_per_time", "student_mean"]
 
 
 def initial_slope(run: Trajectory, *, window: float = 0.1,
@@ -66,3 +72,58 @@ def mean_at(run: Trajectory, t_fast: float) -> float:
     if t_fast > t[-1] + 1e-12:
         return math.nan
     return float(np.interp(t_fast, t, student_mean(run)))
+
+
+def samples_per_time(param: str, *, d: int, lr: float, batch: int) -> float:
+    """Samples per unit of the paper's time: d B/(4α) (tied), d B/α (direct; untied τ).
+
+    One step of B samples advances t by :data:`aimrepro.paper2.sgd.TIME_FACTOR` α/d, so a
+    flow's time converts to the sample axis of SGD run with this step size and batch
+    ([P Fig. 2] draws both parametrisations against samples, ``docs/paper2.md`` §6).
+    """
+    if param not in TIME_FACTOR:
+        raise ValueError(f"param must be one of {tuple(TIME_FACTOR)}, got {param!r}")
+    for name, value in (("d", d), ("lr", lr), ("batch", batch)):
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return d * batch / (TIME_FACTOR[param] * lr)
+
+
+def overlap_change(run: Trajectory, t: float) -> float:
+    """p₁₂(t) − p₁₂(0) (linear interpolation between records); NaN past the run's end."""
+    if not (math.isfinite(t) and t >= 0):
+        raise ValueError(f"t must be a finite number >= 0, got {t}")
+    if len(run) == 0 or t > run.t_ode[-1] + 1e-12:
+        return math.nan
+    p12 = run.p12
+    return float(np.interp(t, run.t_ode, p12) - p12[0])
+
+
+def plateau_level(run: Trajectory, start: float) -> float:
+    """Mean |symmetric overlap| over the records with τ ≥ ``start``; NaN if there are none."""
+    keep = run.t_ode >= start - 1e-12
+    if not keep.any():
+        return math.nan
+    return float(np.mean(np.abs(run.symmetric_overlap[keep])))
+
+
+def instability_time(run: Trajectory, potential: Potential, teacher_mean: float) -> float:
+    """First slow time at which m = 0 stops being a minimum of Φ in m along an untied trajectory.
+
+    At each record the curvature ∂²Φ/∂m²(0) at the record's moments
+    (q⁽¹⁾ = Ω, q⁽²⁾ = Ψ) is evaluated (:meth:`MeanLandscape.curvature`); the
+    time is where it first reaches 0, linearly interpolated (0 if it is ≤ 0
+    at the start, NaN if it stays > 0).  For h₂ at an uninformative state
+    the curvature is 3v₁ − v₂ − m₂²: along the uninformative slow flow the
+    student variance v₁ shrinks until the symmetric fast state m = 0 loses
+    stability, which is when a teacher mean m₂ ≠ 0 lets the overlap escape
+    (``docs/paper2.md`` §5.3).
+
+    Cost: two Φ gradients per record.
+    """
+    if len(run) == 0:
+        return math.nan
+    curvature = np.array([MeanLandscape(potential, float(teacher_mean), run.at(i).Omega,
+                                        run.at(i).Psi).curvature(0.0) for i in range(len(run))])
+    t = first_crossing_time(run.t_ode, -curvature, 0.0)
+    return math.nan if t is None else t

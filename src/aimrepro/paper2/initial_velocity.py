@@ -60,6 +60,7 @@ from scipy import special
 from aimrepro.paper2.losses import Link, MSELoss, make_link
 from aimrepro.paper2.population import IndexLaw, Potential
 from aimrepro.paper2.trajectory import OrderParameters
+from aimrepro.paper2.untied.slow import UntiedFlowParams, slow_flow_rhs
 
 __all__ = [
     "CrossGradientSeries",
@@ -67,6 +68,7 @@ __all__ = [
     "UntiedVelocity",
     "cross_gradient_series",
     "cross_gradient_sign_table",
+    "slaved_initial_velocity",
     "tied_initial_velocity",
     "tied_velocity_terms",
     "untied_initial_velocity",
@@ -373,3 +375,47 @@ def untied_initial_velocity(potential: Potential, state, m_star: float) -> Untie
     g = np.array([value.d_Omega[0, 1], value.d_Psi[0, 1]])
     Q2 = np.array([[state.q1[1, 1], state.q2[1, 1]], [state.q2[1, 1], state.q1[1, 1]]])
     return UntiedVelocity(-2.0 * rate * Q2 @ g, g, rate, Q2, float(m_star))
+
+
+def slaved_initial_velocity(U: np.ndarray, V: np.ndarray, teacher, potential: Potential, *,
+                            mean_start: float) -> np.ndarray:
+    """(dq⁽¹⁾₁₂/dτ, dq⁽²⁾₁₂/dτ) of the slaved slow flow ([P eqs. 29–32]) at the state U, V.
+
+    What [P eq. 42] predicts at finite d: the slow matrix flow of
+    :func:`aimrepro.paper2.untied.slow.slow_flow_rhs` with the mean slaved to
+    m*(q) (the branch reached downhill from ``mean_start``), evaluated at the
+    replicate's own U(0), V(0).  It differs from eq. 42 by the mixed
+    student–teacher moments that Assumption 6 (freeness) sets to zero, e.g.
+    μ(M B Nᵀ), and by the bias term β̄ μ((A + B) Nᵀ): O(d^-1/2) at a free start.
+
+    Parameters
+    ----------
+    U, V : (d, r) ndarrays
+        Student factors, M₁ = U Vᵀ.
+    teacher : FactoredMatrix
+        M₂ (with its mean shift).
+    potential : Potential
+    mean_start : float
+        The start of the fast phase, m(0): m* is the fast fixed point reached from it.
+
+    Notes
+    -----
+    q₁₂ is bilinear in (U, V), so its derivative along the velocity v is the
+    central difference [q(y + v) − q(y − v)]/2, exact up to round-off.
+    Cost: one right-hand side, O(d r² + d r r*).
+    """
+    U = np.asarray(U, dtype=float)
+    V = np.asarray(V, dtype=float)
+    if U.shape != V.shape or U.ndim != 2:
+        raise ValueError(f"U and V must be (d, r) arrays of one shape, got {U.shape}, {V.shape}")
+    if not math.isfinite(mean_start):
+        raise ValueError(f"mean_start must be finite, got {mean_start}")
+    params = UntiedFlowParams(teacher, potential, U.shape, float(mean_start))
+    y0 = np.concatenate([U.ravel(), V.ravel()])
+    velocity = slow_flow_rhs(0.0, y0, params)
+
+    def overlaps(y: np.ndarray) -> np.ndarray:
+        op = params.factors(y).order_parameters(params.teacher_self)
+        return np.array([op.Omega[0, 1], op.Psi[0, 1]])
+
+    return 0.5 * (overlaps(y0 + velocity) - overlaps(y0 - velocity))

@@ -243,6 +243,31 @@ REFERENCE_FLOW = ResultPath(
     {"param": choice(["direct", "tied"]), **_PROBLEM, "wd": NUMBER_FIELD,
      "horizon": NUMBER_FIELD, "records": INTEGER_FIELD, "seed": SEED})
 
+#: The flows of :data:`aimrepro.paper2.theory_tables.FLOWS`, spelled here so that parsing the
+#: workflow does not import the flows (a unit test keeps the two equal).
+ENSEMBLE_FLOWS = ("tied", "direct", "exact")
+#: Links with a polynomial loss (the exact finite-d drift and flow).
+POLYNOMIAL_LINKS = ("h1", "h2", "h3", "linear")
+
+#: Deterministic flows of replicates seed, seed + 1, ..., seed + n − 1 of one problem in one
+#: table (a ``seed`` column): the tied matrix flow (tied), the closed ODE of direct S (direct)
+#: or the exact finite-d tied population flow (exact); the finite-size trends of the claims.
+FLOW_ENSEMBLE = ResultPath(
+    "theory/ensembles", "{flow}_{link}_T{T}_rho{rho}_{normalisation}_d{d}/"
+                        "wd{wd}_t{horizon}_n{records}_seed{seed}x{n}", ".csv",
+    {"flow": choice(ENSEMBLE_FLOWS), **_PROBLEM, "wd": NUMBER_FIELD, "horizon": NUMBER_FIELD,
+     "records": INTEGER_FIELD, "seed": SEED, "n": INTEGER_FIELD})
+
+#: Several dimensions in one path: 100-200-400.
+DIMS_FIELD = Field(f"{INTEGER}(?:-{INTEGER})*", lambda dims: "-".join(str(int(d)) for d in dims))
+
+#: dp12/dt at W(0) of n tied replicates at each d: [P eq. 17], the matrix flow, the exact SGD drift.
+TIED_VELOCITY = ResultPath(
+    "theory/tied_velocity", "{link}_T{T}_rho{rho}_{normalisation}/d{dims}_seed{seed}x{n}", ".csv",
+    {"link": PAPER2_LINK, "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
+     "normalisation": choice(NORMALISATIONS), "dims": DIMS_FIELD, "seed": SEED,
+     "n": INTEGER_FIELD})
+
 THEOREM1 = ResultPath(
     "population/theorem1", "{links}_T{T}_rho{rho}_beta{beta}_n{n}_seed{seed}/d{d}", ".csv",
     {"links": Field(rf"(?:{_alternatives(LINKS)})(?:-(?:{_alternatives(LINKS)}))*",
@@ -278,6 +303,12 @@ TRUNCATION_ERROR = ResultPath(
     {**_LINEAR, "s": NUMBER_FIELD, "wd": NUMBER_FIELD, "tmin": NUMBER_FIELD,
      "horizon": NUMBER_FIELD, "records": INTEGER_FIELD, "M": INTEGER_FIELD, "seed": SEED})
 
+#: The radius of convergence of the linear-case truncations at n replicates' W(0), S*.
+RADIUS = ResultPath(
+    "moments/radius", "linear_T1_rho{rho}_{normalisation}_c{c}_scale{s}_d{d}/"
+                      "wd{wd}_seed{seed}x{n}", ".csv",
+    {**_LINEAR, "s": NUMBER_FIELD, "wd": NUMBER_FIELD, "seed": SEED, "n": INTEGER_FIELD})
+
 _UNTIED_PROBLEM = "{link}_T{T}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{m2}_m0{m0}_d{d}"
 _UNTIED_SCHEDULE = "wd{wd}_tau{horizon}_n{records}_fast{fh}x{nf}_stop{stop}"
 _UNTIED_FIELDS = {
@@ -298,7 +329,16 @@ UNTIED_THEORY = ResultPath(
     {**_UNTIED_FIELDS, "kind": choice(["flow", "limit"]),
      "method": Field(rf"|_[A-Za-z0-9]+-{NUMBER}")})
 
-#: The fast state m*(m2), the dichotomy factors and the symmetric-state threshold over teacher means.
+#: dq12/dtau after the fast phase of n untied replicates at each d: [P eq. 42], the slaved slow flow.
+UNTIED_VELOCITY = ResultPath(
+    "untied/velocity", "{link}_T{T}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{m2}/"
+                       "d{dims}_seed{seed}x{n}", ".csv",
+    {"link": PAPER2_LINK, "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
+     "normalisation": choice(NORMALISATIONS), "sU": NUMBER_FIELD, "sV": NUMBER_FIELD,
+     "m2": SIGNED_FIELD, "dims": DIMS_FIELD, "seed": SEED, "n": INTEGER_FIELD})
+
+#: The fast state m*(m2), the dichotomy factors and the teacher mean at which m = 0 is unstable
+#: at the initial moments, over teacher means.
 FAST_STATES = ResultPath(
     "untied/fast_states", "{link}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{lo}to{hi}_n{n}", ".csv",
     {"link": choice([name for name in LINKS if name not in ("softmax", "hardmax")]),

@@ -281,22 +281,85 @@ class Plan:
         return _rounded(batch * eta / (d * math.log(d)))
 
     def figure2_runs(self, scale: str) -> list[dict]:
-        """Runs of Figure 2: every parametrisation, link and replicate, with its reference flow."""
+        """Runs of Figure 2: every parametrisation, link and replicate, with its reference flow.
+
+        One step size and batch for every run, as the paper ([P Fig. 2]), and one
+        sample axis: the tied runs go to t = horizon, the direct ones to
+        horizon/4, the same number of samples n = horizon d B/(4 lr).
+        """
         science, sizes = self.config["paper2"]["figure2"], self.p2_sizes(scale)["figure2"]
+        lr, batch = sizes["lr"], sizes["batch"]
         runs = []
         for param in ("tied", "direct"):
+            horizon = _rounded(science["horizon"] * (1.0 if param == "tied" else 0.25))
             for link in science["links"]:
                 for s in range(sizes["seeds"]):
                     common = dict(param=param, link=link, T=science["T"], rho=science["rho"],
                                   normalisation=science["normalisation"], d=sizes["d"],
-                                  weight_decay=science["weight_decay"], horizon=science["horizon"],
+                                  weight_decay=science["weight_decay"], horizon=horizon,
                                   records=sizes["records"], seed=self._seed(s))
-                    lr = sizes["lr"][param][link]
-                    runs.append({**common, "lr": lr, "batch": sizes["batch"],
-                                 "path": self.sgd_run_path(scale, lr=lr, batch=sizes["batch"],
+                    runs.append({**common, "lr": lr, "batch": batch,
+                                 "samples": science["horizon"] * sizes["d"] * batch / (4.0 * lr),
+                                 "path": self.sgd_run_path(scale, lr=lr, batch=batch,
                                                            stop=None, **common),
                                  "flow_path": self.reference_flow_path(scale, **common)})
         return runs
+
+    def _ensemble(self, scale, *, flow, link, T, rho, normalisation, d, weight_decay, horizon,
+                  records, n_seeds) -> dict:
+        return {"flow": flow, "link": link, "T": int(T), "rho": _rounded(rho),
+                "normalisation": normalisation, "d": int(d), "horizon": _rounded(horizon),
+                "records": int(records), "seeds": [self._seed(s) for s in range(n_seeds)],
+                "path": paths.FLOW_ENSEMBLE.format(
+                    scale, flow=flow, link=link, T=T, rho=rho, normalisation=normalisation, d=d,
+                    wd=weight_decay, horizon=horizon, records=records, seed=self._seed(0),
+                    n=n_seeds)}
+
+    def figure2_flow_ensembles(self, scale: str) -> list[dict]:
+        """Tied flows of Figure 2's problem at ``flow_dims``: exact finite-d and Gaussian, per link.
+
+        The exact finite-d flow (what SGD follows at finite d) exists for the
+        polynomial links; at Figure 2's own d it is drawn beside SGD, and over
+        ``flow_dims`` it is compared with the Gaussian-equivalent matrix flow
+        (claims).  Empty without ``scales.<scale>.paper2.figure2.flow_dims``.
+        """
+        science, sizes = self.config["paper2"]["figure2"], self.p2_sizes(scale)["figure2"]
+        out = []
+        for link in science["links"]:
+            if link not in paths.POLYNOMIAL_LINKS or science["T"] != 1 or science["weight_decay"]:
+                continue
+            for d in sizes.get("flow_dims", []):
+                for flow in ("exact", "tied"):
+                    out.append(self._ensemble(
+                        scale, flow=flow, link=link, T=science["T"], rho=science["rho"],
+                        normalisation=science["normalisation"], d=d, weight_decay=0.0,
+                        horizon=science["horizon"], records=sizes["records"],
+                        n_seeds=sizes["seeds"]))
+        return out
+
+    def figure2_exact_flows(self, scale: str) -> list[dict]:
+        """The exact finite-d flow ensembles at Figure 2's own d (drawn beside SGD)."""
+        d = self.p2_sizes(scale)["figure2"]["d"]
+        return [e for e in self.figure2_flow_ensembles(scale) if e["flow"] == "exact" and e["d"] == d]
+
+    def tied_velocity_tables(self, scale: str) -> list[dict]:
+        """[P eq. 17] against the matrix flow and the exact SGD drift, per link (Figure 2's problem).
+
+        One table per link holds every d of ``scales.<scale>.paper2.initial_velocity``
+        (empty without it).
+        """
+        science = self.config["paper2"]["figure2"]
+        sizes = self.p2_sizes(scale).get("initial_velocity")
+        if not sizes:
+            return []
+        return [{"link": link, "T": int(science["T"]), "rho": _rounded(science["rho"]),
+                 "normalisation": science["normalisation"], "dims": [int(d) for d in sizes["dims"]],
+                 "seeds": [self._seed(s) for s in range(sizes["seeds"])],
+                 "path": paths.TIED_VELOCITY.format(
+                     scale, link=link, T=science["T"], rho=science["rho"],
+                     normalisation=science["normalisation"], dims=sizes["dims"],
+                     seed=self._seed(0), n=sizes["seeds"])}
+                for link in science["links"]]
 
     def figureS3_runs(self, scale: str) -> list[dict]:
         """Runs of Figure S3 (per parametrisation, link, d, replicate; lr = B eta/(d ln d)) and flows."""
@@ -316,6 +379,24 @@ class Plan:
                                                                stop=science["stop_overlap"], **common),
                                      "flow_path": self.reference_flow_path(scale, **common)})
         return runs
+
+    def figureS3_flow_ensembles(self, scale: str) -> list[dict]:
+        """Deterministic flows of Figure S3's problem over more d and seeds than its SGD runs.
+
+        The weak-recovery time of the direct closed ODE (grows with d) and of the
+        tied matrix flow (flat), from finite-d initial states, as finite-size
+        trends.  Empty without ``scales.<scale>.paper2.figureS3.flow_trend``.
+        """
+        science, sizes = self.config["paper2"]["figureS3"], self.p2_sizes(scale)["figureS3"]
+        trend = sizes.get("flow_trend")
+        if not trend:
+            return []
+        return [self._ensemble(scale, flow=param, link=link, T=science["T"], rho=science["rho"],
+                               normalisation=science["normalisation"], d=d, weight_decay=0.0,
+                               horizon=science["horizon"][param], records=sizes["records"],
+                               n_seeds=trend["seeds"])
+                for param in ("tied", "direct") for link in science["links"]
+                for d in trend["dims"][param]]
 
     def theorem1_paths(self, scale: str) -> list[str]:
         science, sizes = self.config["paper2"]["figureS1"], self.p2_sizes(scale)["figureS1"]
@@ -384,6 +465,16 @@ class Plan:
                                                                     **common)})
         return runs
 
+    def figure4_radius(self, scale: str) -> dict:
+        """The radius of convergence of Figure 4's truncations at its replicates' initial states."""
+        science, sizes = self.config["paper2"]["figure4"], self.p2_sizes(scale)["figure4"]
+        return {"weight_decay": float(science["weight_decay"]),
+                "seeds": [self._seed(s) for s in range(sizes["seeds"])],
+                "path": paths.RADIUS.format(
+                    scale, rho=science["rho"], normalisation=science["normalisation"],
+                    c=science["prefactor"], s=1.0, d=sizes["d"], wd=science["weight_decay"],
+                    seed=self._seed(0), n=sizes["seeds"])}
+
     def figureS6_tables(self, scale: str) -> list[dict]:
         """Figure S6: one truncation-error table per weight decay."""
         science, sizes = self.config["paper2"]["figureS6"], self.p2_sizes(scale)["figureS6"]
@@ -431,6 +522,51 @@ class Plan:
                     horizon=science["horizon"], records=sizes["records"], fast_horizon=0.0,
                     fast_records=0, stop=None))
         return runs
+
+    def figure3_plateau_runs(self, scale: str) -> list[dict]:
+        """SGD of Figure 3's plateau link at ``plateau_dims`` (Figure 3's own d included).
+
+        The overlap plateau of a link without teacher signal, against d.  Empty
+        without ``paper2.figure3.plateau`` and ``scales.<scale>.paper2.figure3.plateau_dims``.
+        """
+        science, sizes = self.config["paper2"]["figure3"], self.p2_sizes(scale)["figure3"]
+        plateau = science.get("plateau")
+        if not plateau or not sizes.get("plateau_dims"):
+            return []
+        link = plateau["link"]
+        runs = []
+        for d in sizes["plateau_dims"]:
+            for s in range(sizes["seeds"]):
+                runs.append({**self._untied_run(
+                    scale, lr=sizes["lr"][link], batch=sizes["batch"], seed=self._seed(s),
+                    flow=self.p2_sizes(scale)["untied_flow"], link=link,
+                    **self._untied_common(science), teacher_mean=science["teacher_mean"],
+                    init_mean=None, d=d, weight_decay=science["weight_decay"],
+                    horizon=science["horizon"], records=sizes["records"], fast_horizon=0.0,
+                    fast_records=0, stop=None), "start": float(plateau["start"])})
+        return runs
+
+    def untied_velocity_tables(self, scale: str) -> list[dict]:
+        """[P eq. 42] against the slaved slow flow, one table per case (link, teacher mean), every d.
+
+        Empty without ``paper2.untied_velocity`` and its sizes.
+        """
+        science = self.config["paper2"].get("untied_velocity")
+        sizes = self.p2_sizes(scale).get("untied_velocity")
+        if not science or not sizes:
+            return []
+        sU, sV = science["init_scales"]
+        return [{"link": case["link"], "teacher_mean": float(case["teacher_mean"]),
+                 "T": int(science.get("T", 1)), "rho": _rounded(science["rho"]),
+                 "normalisation": science["normalisation"], "scales": [sU, sV],
+                 "dims": [int(d) for d in sizes["dims"]],
+                 "seeds": [self._seed(s) for s in range(sizes["seeds"])],
+                 "path": paths.UNTIED_VELOCITY.format(
+                     scale, link=case["link"], T=science.get("T", 1), rho=science["rho"],
+                     normalisation=science["normalisation"], sU=sU, sV=sV,
+                     m2=case["teacher_mean"], dims=sizes["dims"], seed=self._seed(0),
+                     n=sizes["seeds"])}
+                for case in science["cases"]]
 
     def figureS4_runs(self, scale: str) -> list[dict]:
         science, sizes = self.config["paper2"]["figureS4"], self.p2_sizes(scale)["figureS4"]
