@@ -582,7 +582,12 @@ def _log_slope(times: Mapping[int, np.ndarray]) -> tuple[float, float, list[tupl
     x = np.log([r[0] for r in rows])
     y = np.array([r[1] for r in rows])
     s = np.array([r[2] for r in rows])
-    s = np.where(np.isfinite(s) & (s > 0), s, np.nanmax(np.where(s > 0, s, np.nan)))
+    positive = np.isfinite(s) & (s > 0)
+    if not positive.any():
+        # no replicate spread at any d (e.g. every flow censored at the horizon): no error bar
+        slope = float(np.polyfit(x, y, 1)[0]) if len(dims) >= 2 else math.nan
+        return slope, math.nan, rows
+    s = np.where(positive, s, np.max(s[positive]))
     w = 1.0 / s ** 2
     design = np.stack([np.ones_like(x), x], axis=1)
     cov = np.linalg.inv(design.T @ (design * w[:, None]))
