@@ -184,6 +184,14 @@ def _paper2_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
                                          "rho": "paper2.figure2.rho",
                                          "records": f"{s}.figure2.records"}))
 
+    science, size = p2.get("strong_recovery"), sizes.get("strong_recovery")
+    if science and size:
+        for param in ("tied", "direct"):
+            jobs.append(_reference_flow(param, size["d"], science.get("rho", 0.5), size["records"],
+                                        {"d": f"{s}.strong_recovery.d",
+                                         "rho": "paper2.strong_recovery.rho",
+                                         "records": f"{s}.strong_recovery.records"}))
+
     science, size = p2.get("figureS3"), sizes.get("figureS3")
     if science and size:
         for param in ("tied", "direct"):

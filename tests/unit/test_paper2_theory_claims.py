@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.claims import paper2_dynamics, paper2_moments, paper2_untied
+from aimrepro.claims import paper2_dynamics, paper2_untied
 from aimrepro.claims.table import OVERSTATED
 from aimrepro.paper2 import analysis, theory_tables
 from aimrepro.paper2.sgd import ProblemSpec
@@ -233,3 +233,21 @@ def test_eq42_rows_judge_the_trend_of_the_relative_difference():
     assert rows[0].id == "p2-untied-eq42-h1-m20" and rows[0].passed
     bad = {("h1", 0.0, d): table(d, 0.2) for d in (100, 200, 400)}
     assert not paper2_untied.eq42_rows(bad)[0].passed
+
+
+def test_strong_recovery_rows_on_the_direct_ode_and_a_wrong_prediction():
+    spec = ProblemSpec("direct", "h1", 1, 30)
+    times = np.linspace(0.0, 10.0, 201)
+    table, _ = theory_tables.flow_ensemble_table(spec, [0, 1], times, flow="direct")
+    flows = theory_tables.read_flow_ensemble(table, 30)
+    ensembles = {("direct", "h1", 30): [flows[0], flows[1]]}
+    rates = [theory_tables.predicted_loss_rate(spec, seed) for seed in (0, 1)]
+    assert rates == pytest.approx([4.0, 4.0], rel=1e-6)  # 4g, g = 1 for h1 at unit variance
+    rows = paper2_dynamics.strong_recovery_rows(ensembles, {("direct", "h1", 30): rates},
+                                                threshold=0.3)
+    assert rows[0].id == "p2-strong-rate-direct-h1" and rows[0].passed, rows[0].note
+    wrong = paper2_dynamics.strong_recovery_rows(
+        ensembles, {("direct", "h1", 30): [1.5 * r for r in rates]}, threshold=0.3)
+    assert not wrong[0].passed
+    with pytest.raises(ValueError, match="tied or direct"):
+        theory_tables.predicted_loss_rate(ProblemSpec("tied", "softmax", 2, 30), 0)

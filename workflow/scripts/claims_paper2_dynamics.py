@@ -6,7 +6,8 @@ The measurements are ``aimrepro.claims.paper2_dynamics.paper2_dynamics_claims``.
 from _job import run_job
 
 from aimrepro.claims.paper2_dynamics import paper2_dynamics_claims
-from aimrepro.paper2.theory_tables import read_flow_ensemble, split_by_d
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.paper2.theory_tables import predicted_loss_rate, read_flow_ensemble, split_by_d
 from aimrepro.paper2.trajectory import Trajectory
 from aimrepro.records.tables import read_table
 
@@ -26,6 +27,16 @@ def _ensembles(plans, key):
         flows = read_flow_ensemble(read_table(plan["path"]), plan["d"])
         out[key(plan)] = [flows[seed] for seed in plan["seeds"]]
     return out
+
+
+def _key(plan):
+    return plan["flow"], plan["link"], plan["d"]
+
+
+def _spec(plan) -> ProblemSpec:
+    """The problem of a flow ensemble of tied or direct attention."""
+    return ProblemSpec(plan["flow"], plan["link"], plan["T"], plan["d"], rho=plan["rho"],
+                       normalisation=plan["normalisation"])
 
 
 def main(smk) -> None:
@@ -51,7 +62,10 @@ def main(smk) -> None:
             figure2_ensembles=_ensembles(p.figure2_ensembles,
                                          lambda e: (e["flow"], e["link"], e["d"])),
             s3_ensembles=_ensembles(p.s3_ensembles, lambda e: (e["flow"], e["link"], e["d"])),
-            velocity=velocity, samples=p.figure2[0]["samples"] if p.figure2 else None)
+            velocity=velocity, samples=p.figure2[0]["samples"] if p.figure2 else None,
+            strong=_ensembles(p.strong, _key),
+            strong_predicted={_key(e): [predicted_loss_rate(_spec(e), seed) for seed in e["seeds"]]
+                              for e in p.strong})
         job.write_claims(rows, "paper-2 dynamics")
 
 

@@ -25,6 +25,9 @@ from aimrepro.claims.table import INFORMATIONAL, OVERSTATED, ClaimRow, claim_row
 from aimrepro.claims.trends import FiniteSizeTrend, fit_finite_size, mean_and_sem
 from aimrepro.paper2.analysis import overlap_change, recovery_summary
 from aimrepro.paper2.initial_velocity import cross_gradient_sign_table
+from aimrepro.paper2.losses import MSELoss, make_link
+from aimrepro.paper2.population import Potential
+from aimrepro.paper2.strong_recovery import excess_loss, late_time_rate
 from aimrepro.paper2.trajectory import Trajectory
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "figure2_flow_rows",
     "flow_trend_rows",
     "paper2_dynamics_claims",
+    "strong_recovery_rows",
     "theorem1_rows",
     "weak_recovery_rows",
 ]
@@ -647,6 +651,77 @@ def flow_trend_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory
     return out
 
 
+#: Relative tolerance of the late-time decay rate of the excess loss against the linearisation.
+STRONG_RATE_TOL = 0.05
+#: Excess losses below it are the flows' integration floor (tied rtol 1e-6): left out of the fit.
+STRONG_FLOOR = 1e-10
+#: The fit window is the last fraction of the flow's records above the floor.
+STRONG_WINDOW = 0.125
+
+
+def strong_recovery_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory]],
+                         predicted: Mapping[tuple[str, str, int], Sequence[float]], *,
+                         threshold: float, tolerance: float = STRONG_RATE_TOL,
+                         floor: float = STRONG_FLOOR, window: float = STRONG_WINDOW,
+                         prefactor: float = 0.5) -> list[ClaimRow]:
+    """[P App. D.5, F.4]: after weak recovery the excess loss decays at the linearised rate.
+
+    ``ensembles`` maps (param, link, d) to the replicates' flows (tied matrix
+    flow, direct closed ODE) run to late times; ``predicted`` the same keys to
+    each replicate's rate (:func:`aimrepro.paper2.theory_tables.predicted_loss_rate`).
+    Per replicate, ln(Φ − Φ*) is fitted on the last ``window`` of the records
+    (in time) that lie above ``floor``; the row passes when the mean relative
+    difference from the predicted rate is within ``tolerance`` (beyond its 95 %
+    interval).  A link whose flows do not weakly recover (direct h₃, [P Cor.
+    7]) has no late-time regime: no row.  Cost: one Φ per record.
+    """
+    out = []
+    for (param, link, d), runs in sorted(ensembles.items()):
+        rates = np.asarray(predicted.get((param, link, d), []), float)
+        if len(runs) == 0 or rates.size != len(runs):
+            continue
+        if any(run.weak_recovery_time(threshold) is None for run in runs):
+            continue
+        potential = Potential(MSELoss(make_link(link), make_link(link), prefactor), 1)
+        fitted, windows = [], []
+        for run in runs:
+            excess = excess_loss(potential, run, kind=param)
+            above = np.flatnonzero(np.isfinite(excess) & (excess > floor))
+            t_last = float(run.t_ode[above[-1]]) if above.size else 0.0
+            t_start = (1.0 - window) * t_last
+            try:
+                fit = late_time_rate(run.t_ode, excess, t_start=t_start, t_end=t_last, floor=floor)
+            except ValueError:
+                fitted.append(math.nan)
+                windows.append((t_start, t_last))
+                continue
+            fitted.append(fit.rate)
+            windows.append((fit.t_start, fit.t_end))
+        fitted = np.asarray(fitted)
+        rel = (fitted - rates) / rates
+        half = _t_interval(rel)
+        ok = bool(np.all(np.isfinite(rel))) and abs(float(rel.mean())) <= tolerance + (
+            0.0 if math.isnan(half) else half)
+        unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
+        law = ("2 g λ_min(S*), g = Γ11 = −Γ12 at the teacher" if param == "tied"
+               else "min(4g, 2 × the slowest symmetric mode) of the closed ODE's Jacobian")
+        out.append(_row(
+            id=f"p2-strong-rate-{param}-{link}", section="§5.1–5.2, [P App. D.5, F.4]",
+            claim=f"{param}, {link}: after weak recovery the excess loss Φ − Φ* decays "
+                  f"exponentially at the rate of the flow linearised at the teacher ({law})",
+            expected=float(rates.mean()), measured=float(np.nanmean(fitted)),
+            tolerance=f"mean relative difference ≤ {tolerance:g} + 95 % interval",
+            passed=ok,
+            note=f"{'matrix flow' if param == 'tied' else 'closed ODE'} from each replicate's "
+                 f"initial state, d = {d} ({unit}); fitted rate per replicate "
+                 + ", ".join(f"{r:.4g}" for r in fitted) + " against "
+                 + ", ".join(f"{r:.4g}" for r in rates) + "; windows "
+                 + ", ".join(f"[{a:.3g}, {b:.3g}]" for a, b in windows)
+                 + f" (the last {window:g} of the records with Φ − Φ* > {floor:g}). The rates "
+                 "are our linearisation at the teacher (the paper states the exponential decay)"))
+    return out
+
+
 def eq23_tables(*, q: float = 0.5, rho: float = 1.0 / 3.0,
                 links: Sequence[str] = EQ23_LINKS) -> tuple[dict, dict]:
     """Γ₁₂ at q₁₁ = q₂₂ = q (with the Mehler series) and at q₁₁ ≠ q₂₂, for :func:`eq23_rows`.
@@ -674,14 +749,20 @@ def paper2_dynamics_claims(*, theorem1: Sequence[Mapping[str, float]], theorem1_
                            | None = None,
                            velocity: Mapping[tuple[str, int], Mapping[str, np.ndarray]]
                            | None = None,
-                           samples: float | None = None) -> list[ClaimRow]:
+                           samples: float | None = None,
+                           strong: Mapping[tuple[str, str, int], Sequence[Trajectory]]
+                           | None = None,
+                           strong_predicted: Mapping[tuple[str, str, int], Sequence[float]]
+                           | None = None) -> list[ClaimRow]:
     """All rows of the ``paper2_dynamics`` topic.
 
     ``figure2_ensembles`` maps (flow, link, d) to flows (``exact`` or
     ``tied``) over ``flow_dims``; at Figure 2's d the exact ones are the
     reference of the "SGD follows its flow" rows.  ``s3_ensembles`` maps
     (param, link, d) to the reference flows of Figure S3's trend;
-    ``velocity`` maps (link, d) to the initial-velocity tables.
+    ``velocity`` maps (link, d) to the initial-velocity tables; ``strong``
+    maps (param, link, d) to late-time flows and ``strong_predicted`` to their
+    linearised rates (:func:`strong_recovery_rows`).
     """
     figure2_flows = figure2_flows or {}
     figure2_ensembles = figure2_ensembles or {}
@@ -699,4 +780,5 @@ def paper2_dynamics_claims(*, theorem1: Sequence[Mapping[str, float]], theorem1_
                                  scan_flows=scan_flows, direct_growth=growth, samples=samples)
             + trend
             + figure2_flow_rows(figure2, figure2_flows, exact, threshold=threshold)
-            + exact_flow_rows(figure2_ensembles, threshold=threshold))
+            + exact_flow_rows(figure2_ensembles, threshold=threshold)
+            + strong_recovery_rows(strong or {}, strong_predicted or {}, threshold=threshold))

@@ -35,9 +35,11 @@ from aimrepro.paper2.finite_d_drift import solve_finite_d_flow, tied_drift
 from aimrepro.paper2.flows import reference_flow
 from aimrepro.paper2.initial_velocity import (slaved_initial_velocity, tied_initial_velocity,
                                               tied_velocity_terms, untied_initial_velocity)
+from aimrepro.paper2.matrices import trace_products
 from aimrepro.paper2.moment_experiments import initial_state
 from aimrepro.paper2.population import Potential
 from aimrepro.paper2.sgd import ProblemSpec, initial_problem
+from aimrepro.paper2.strong_recovery import direct_rates, tied_rates
 from aimrepro.paper2.trajectory import OrderParameters, Trajectory
 from aimrepro.paper2.truncation_radius import riccati_radius
 from aimrepro.paper2.untied.fast import MeanLandscape, fast_fixed_point
@@ -48,6 +50,7 @@ __all__ = [
     "POLYNOMIAL_LINKS",
     "flow_ensemble_table",
     "over_dims",
+    "predicted_loss_rate",
     "radius_table",
     "read_flow_ensemble",
     "split_by_d",
@@ -280,3 +283,25 @@ def radius_table(spec: ProblemSpec, seeds: Sequence[int], *, weight_decay: float
                for name, values in rows.items()}
     return columns, {"converged": bool(np.all(columns["converged"])), "iterations": iterations,
                      "cpu_seconds": time.process_time() - start}
+
+
+def predicted_loss_rate(spec: ProblemSpec, seed: int) -> float:
+    """Late-time decay rate of the excess loss of replicate ``seed``'s flow, linearised at the teacher.
+
+    Tied: 2gλ_min(S*) of :func:`aimrepro.paper2.strong_recovery.tied_rates`
+    (time t = 4αn/d); direct: :func:`aimrepro.paper2.strong_recovery.direct_rates`
+    at the replicate's teacher and skew part (time t = αn/d) ([P App. D.5]).
+    NaN when the tied student is wider than the teacher's rank (the decay is
+    then algebraic).  Cost: one d×d eigendecomposition.
+    """
+    if spec.param not in ("tied", "direct") or spec.T != 1:
+        raise ValueError(f"the rates are for tied or direct attention with T = 1, got "
+                         f"{spec.param!r}, T = {spec.T}")
+    student, teacher, _ = initial_problem(spec, int(seed))
+    potential = Potential(spec.loss(), spec.T)
+    if spec.param == "tied":
+        rates = tied_rates(potential, teacher, student_width=student.W.shape[1])
+        return math.nan if rates.algebraic else rates.loss_rate
+    op = OrderParameters(*trace_products([student.matrix(), teacher]))
+    return direct_rates(potential, float(op.Psi[1, 1]), skew=0.5 * float(op.Omega[0, 0] - op.Psi[0, 0]),
+                        teacher_trace=float(op.trace[1])).loss_rate

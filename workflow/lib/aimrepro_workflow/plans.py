@@ -398,6 +398,23 @@ class Plan:
                 for param in ("tied", "direct") for link in science["links"]
                 for d in trend["dims"][param]]
 
+    def strong_recovery_ensembles(self, scale: str) -> list[dict]:
+        """Tied matrix flows and direct closed ODEs to late times, per link ([P App. D.5, F.4]).
+
+        Their excess loss decays at the rate of the linearisation at the teacher
+        (claims).  Empty without ``paper2.strong_recovery`` and its sizes.
+        """
+        science = self.config["paper2"].get("strong_recovery")
+        sizes = self.p2_sizes(scale).get("strong_recovery")
+        if not science or not sizes:
+            return []
+        return [self._ensemble(scale, flow=param, link=link, T=science.get("T", 1),
+                               rho=science.get("rho", 0.5),
+                               normalisation=science.get("normalisation", "unit_variance"),
+                               d=sizes["d"], weight_decay=0.0, horizon=science["horizon"][param],
+                               records=sizes["records"], n_seeds=sizes["seeds"])
+                for param in ("tied", "direct") for link in science["links"]]
+
     def theorem1_paths(self, scale: str) -> list[str]:
         science, sizes = self.config["paper2"]["figureS1"], self.p2_sizes(scale)["figureS1"]
         return [paths.THEOREM1.format(scale, links=science["links"], T=science["T"], rho=science["rho"],
