@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from conftest import (BIN, CLUSTER_JOBS, CLUSTER_TARGET, copy_repository, cluster_tiny_config,
-                      executable, science_api_missing)
+                      executable)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -78,9 +78,6 @@ def cluster_unavailable() -> str | None:
     if OPT_IN not in ("1", "required"):
         return ("opt-in: set AIMREPRO_CLUSTER_TESTS=1 to bring up a throwaway one-node Slurm "
                 "here (root, Debian: installs slurmctld, slurmd, munge)")
-    missing = science_api_missing()
-    if missing:
-        return missing
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
         return "the Slurm executor plugin is not installed: pip install -e '.[slurm]'"
     if os.geteuid() != 0:
