@@ -293,15 +293,16 @@ def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     # Imported here: the science modules are heavier than the parser, and
     # `aimrepro provenance` must not depend on them.
     from aimrepro.channels import make_channel
-    from aimrepro.state_evolution import solve_se
+    from aimrepro.state_evolution import se_curve
 
     channel_params: dict[str, Any] = {"T": args.T}
     if args.channel == "softmax":
         channel_params["beta"] = 1.0 if args.beta is None else args.beta
     try:
         channel = make_channel(args.channel, **channel_params)
-        for alpha in sorted(args.alpha):
-            point = solve_se(channel, alpha, args.rho)
+        alphas = sorted(args.alpha)
+        # one call: the softmax points are solved together (vectorised root), the others warm-started
+        for alpha, point in zip(alphas, se_curve(channel, alphas, args.rho)):
             _print_json({
                 "alpha": alpha,
                 "mmse": point.mmse,
