@@ -58,14 +58,20 @@ estimate by a further √c_t · λ/(1 − λ) and the predicted error Ĉ by
 with E_t = max(Ĉ_t, error_floor), the predicted error (so the rule is
 relative: a remaining displacement² of tol·E changes the error by at most a
 fraction 2√tol); it stops after ``patience`` consecutive settled
-iterations.  A run that keeps moving (λ >= 1: finite-d jitter or a limit
-cycle) stops at ``max_iter``: with status ``"stationary"`` if Ĉ swings by at
-most ``stationary_tol`` of itself over the last ``window`` iterations (the
-jitter of hardmax runs at d = 50–100: 0.2–0.8 % on the error, 1.5–2.5 % on
-Ĉ), else ``"max_iter"``.  Either way the result records the *residual
-swing*, max − min over the last ``window`` iterations of the error (with a
-teacher) and of Ĉ, and the last extrapolated remaining displacement
-relative to E_t.
+iterations.  A run that keeps moving without contracting (λ >= 1) is
+either jittering around a fixed point it cannot reach at finite d (hardmax
+ρ = 0.2, d = 50–150: the error swings by 0.2–0.8 %, Ĉ by 1–3 %, for
+thousands of iterations) or in a limit cycle.  After 2 ``stationary_window``
+iterations it stops as ``"stationary"`` once, for ``patience`` consecutive
+iterations and over the last ``stationary_window``, the step has not
+contracted (by less than a factor e), and Ĉ has swung by at most
+``stationary_tol`` of itself *without a trend*: a straight line explains at
+most ``trend_r2`` of its variance (R² ~ 0.05 for the jitter, ~ 0.99 for the
+slow mode of hardmax ρ = 1, which is never called stationary).  Otherwise it
+stops at ``max_iter`` (``"stationary"`` if the same test passes there,
+else ``"max_iter"``).  Every result records the *residual swing*, max − min
+over the last ``window`` iterations of the error (with a teacher) and of Ĉ,
+and the last extrapolated remaining displacement relative to E_t.
 
 Numerics
 --------
@@ -134,8 +140,9 @@ class StoppingRule:
     patience : consecutive settled iterations before stopping, >= 1
     max_iter : iteration cap, >= 1
     error_floor : predicted errors below this count as this (beyond α_PR Ĉ → 0 with the step), > 0
-    stationary_tol : a run that reaches max_iter unsettled is ``"stationary"`` if the swing
-        (max − min) of Ĉ over the last ``window`` iterations is at most this fraction of Ĉ, in (0, 1)
+    stationary_window : iterations over which an unsettled run is tested for stationarity, >= 3
+    stationary_tol : largest swing (max − min) of Ĉ over the stationary window, as a fraction of Ĉ, in (0, 1)
+    trend_r2 : largest share of that swing a straight line may explain (R² of a linear fit of Ĉ), in (0, 1)
     """
 
     tol: float = 1e-5
@@ -143,25 +150,55 @@ class StoppingRule:
     patience: int = 5
     max_iter: int = 2000
     error_floor: float = 1e-5
+    stationary_window: int = 100
     stationary_tol: float = 0.05
+    trend_r2: float = 0.5
 
     def __post_init__(self):
         if not (isinstance(self.tol, (int, float, np.floating)) and 0.0 < self.tol < 1.0):
             raise ValueError(f"tol must lie in (0, 1), got {self.tol!r}")
-        for name, minimum in (("window", 3), ("patience", 1), ("max_iter", 1)):
+        for name, minimum in (("window", 3), ("patience", 1), ("max_iter", 1), ("stationary_window", 3)):
             value = getattr(self, name)
             if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum):
                 raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
         if not (isinstance(self.error_floor, (int, float, np.floating)) and math.isfinite(self.error_floor)
                 and self.error_floor > 0):
             raise ValueError(f"error_floor must be a finite number > 0, got {self.error_floor!r}")
-        if not (isinstance(self.stationary_tol, (int, float, np.floating)) and 0.0 < self.stationary_tol < 1.0):
-            raise ValueError(f"stationary_tol must lie in (0, 1), got {self.stationary_tol!r}")
+        for name in ("stationary_tol", "trend_r2"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float, np.floating)) and 0.0 < value < 1.0):
+                raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
 
     def to_dict(self) -> dict:
         return {"tol": float(self.tol), "window": int(self.window), "patience": int(self.patience),
                 "max_iter": int(self.max_iter), "error_floor": float(self.error_floor),
-                "stationary_tol": float(self.stationary_tol)}
+                "stationary_window": int(self.stationary_window), "stationary_tol": float(self.stationary_tol),
+                "trend_r2": float(self.trend_r2)}
+
+    def stationary(self, changes: np.ndarray, C_hats: np.ndarray) -> tuple[float, float, float]:
+        """Over the stationary window: (step contraction λ, swing of Ĉ / Ĉ, R² of a line through Ĉ); NaN if too short.
+
+        Finite-d jitter neither contracts (λ ~ 1) nor trends (R² ~ 0.05); a
+        slow mode contracts or drifts along a line (R² ~ 0.99), and the softmax
+        Ĉ, deterministic, stops moving while Ŝ still contracts: neither is
+        stationary.  O(stationary_window).
+        """
+        if C_hats.size < self.stationary_window:
+            return math.nan, math.nan, math.nan
+        x = np.arange(self.stationary_window) - (self.stationary_window - 1) / 2.0
+        steps = np.log(np.maximum(changes[-self.stationary_window:], np.finfo(float).tiny))
+        contraction = math.exp(0.5 * float(x @ (steps - steps.mean())) / float(x @ x))
+        last = C_hats[-self.stationary_window:]
+        centred = last - last.mean()
+        spread = float(centred @ centred)
+        swing = float(np.max(last) - np.min(last)) / max(float(C_hats[-1]), self.error_floor)
+        r2 = float((x @ centred) ** 2 / (x @ x) / spread) if spread > 0.0 else 0.0
+        return contraction, swing, r2
+
+    def is_stationary(self, contraction: float, swing: float, r2: float) -> bool:
+        """No contraction (the step shrinks by less than e over the window), a small swing, no trend."""
+        return (contraction >= math.exp(-1.0 / self.stationary_window) and swing <= self.stationary_tol
+                and r2 <= self.trend_r2)
 
     def remaining(self, changes: np.ndarray, C_hats: np.ndarray) -> tuple[float, float, float]:
         """(λ, remaining displacement²/E, remaining change of Ĉ/E) after the last of the iterations given.
@@ -476,7 +513,7 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
     state = initial_state(data.d, rho)
     trace = {name: np.full(rule.max_iter, math.nan) for name in TRACE_FIELDS}
     status, message = "max_iter", f"not settled to tol={rule.tol:g} within {rule.max_iter} iterations"
-    settled_run = 0
+    settled_run = stationary_run = 0
     for t in range(rule.max_iter):
         try:
             state = _amp_step(state, data, channel, rho, damping=damping)
@@ -501,15 +538,23 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
                                             f"contraction {contraction:.4f}, remaining displacement^2 "
                                             f"{remaining:.3g} of the predicted error (tol={rule.tol:g})")
             break
+        if state.iteration >= 2 * rule.stationary_window:
+            lam, swing_C, r2 = rule.stationary(trace["change"][:t + 1], trace["C_hat"][:t + 1])
+            stationary_run = stationary_run + 1 if rule.is_stationary(lam, swing_C, r2) else 0
+            if stationary_run >= rule.patience:
+                status, message = "stationary", (f"not settling but stationary at iteration {state.iteration}: "
+                                                 f"C_hat swings by {swing_C:.2g} of itself over the last "
+                                                 f"{rule.stationary_window} iterations without a trend (R^2 {r2:.2f})")
+                break
     trace = {name: values[:state.iteration] for name, values in trace.items()}
     final_error = math.nan if S_true is None else float(np.sum((state.S_hat - S_true) ** 2) / data.d)
     swing = {name: _swing(trace[name], rule.window) for name in ("error", "C_hat")}
-    if status == "max_iter" and state.iteration >= rule.window:
-        relative = swing["C_hat"] / max(state.se.C_hat, rule.error_floor)
-        if relative <= rule.stationary_tol:
+    if status == "max_iter":
+        lam, swing_C, r2 = rule.stationary(trace["change"], trace["C_hat"])
+        if rule.is_stationary(lam, swing_C, r2):
             status, message = "stationary", (f"not settled within {rule.max_iter} iterations, but C_hat swings by "
-                                             f"{relative:.2g} of itself over the last {rule.window} "
-                                             f"(<= stationary_tol={rule.stationary_tol:g})")
+                                             f"{swing_C:.2g} of itself over the last {rule.stationary_window} "
+                                             f"without a trend (R^2 {r2:.2f})")
     return AMPResult(
         S_hat=state.S_hat, error=final_error, iterations=state.iteration, converged=status == "converged",
         status=status, message=message, trace=trace,

@@ -140,6 +140,7 @@ def test_bad_arguments_are_refused_before_any_work():
     for kwargs, message in [({"damping": 1.0}, "damping"), ({"tol": 0.0}, "tol"), ({"tol": 1.0}, "tol"),
                             ({"max_iter": 0}, "max_iter"), ({"window": 2}, "window"), ({"patience": 0}, "patience"),
                             ({"error_floor": 0.0}, "error_floor"), ({"stationary_tol": 1.0}, "stationary_tol"),
+                            ({"trend_r2": 0.0}, "trend_r2"), ({"stationary_window": 2}, "stationary_window"),
                             ({"tolerance": 1e-5}, "unknown stopping-rule fields"),
                             ({"stopping": amp.StoppingRule(), "tol": 1e-5}, "either stopping or its fields"),
                             ({"S_true": np.eye(3)}, "S_true")]:
@@ -227,13 +228,35 @@ def test_a_run_records_its_stopping_diagnostics_and_residual_swing():
     assert np.isnan(result.trace["contraction"][: result.settings["window"] - 1]).all()
 
 
-def test_a_jittering_run_at_the_cap_is_stationary_only_if_its_swing_is_small():
-    ds = sample_dataset(DatasetSpec("hardmax", 2, 0.5, 20, 0.3, 1, 5), 3)
+def test_stationarity_needs_no_contraction_a_small_swing_and_no_trend():
+    rule = amp.StoppingRule()
+    rng = np.random.default_rng(0)
+    n = rule.stationary_window
+    jitter_steps = 1e-5 * np.exp(rng.standard_normal(n))
+    jitter_C = 0.2 * (1 + 0.005 * rng.standard_normal(n))
+    assert rule.is_stationary(*rule.stationary(jitter_steps, jitter_C))
+    # a slow mode: the step contracts and C_hat drifts along a line
+    slow_steps = 1e-7 * 0.99 ** (2 * np.arange(n))
+    slow_C = 0.03 * (1 + 0.01 * 0.99 ** np.arange(n))
+    assert not rule.is_stationary(*rule.stationary(slow_steps, slow_C))
+    # a trend without contraction (the softmax near alpha_PR: jittering S_hat, C_hat still converging)
+    assert not rule.is_stationary(*rule.stationary(jitter_steps, 0.006 * (1 + 0.001 * np.linspace(1, 0, n))))
+    # a swing of 10 % is too much, trend or not
+    assert not rule.is_stationary(*rule.stationary(jitter_steps, 0.2 * (1 + 0.05 * np.sign(rng.standard_normal(n)))))
+    assert all(math.isnan(v) for v in rule.stationary(jitter_steps[:10], jitter_C[:10]))
+
+
+def test_a_jittering_hardmax_run_stops_as_stationary_and_says_so():
+    # hardmax rho = 0.2, d = 50 (r = 10): AMP jitters around its fixed point (issue 13 measurements)
+    alpha = float(np.geomspace(0.03, 8, 32)[13])  # the published AMP grid's alpha = 0.3122
+    ds = sample_dataset(DatasetSpec("hardmax", 2, 0.2, 50, alpha, 2, 5), 20250602)
     channel = make_channel("hardmax", T=2)
-    tight = amp.gamp_rie(ds.X, ds.y, channel, 0.5, tol=1e-15, max_iter=60, stationary_tol=0.5)
-    assert tight.status == "stationary" and not tight.converged
-    strict = amp.gamp_rie(ds.X, ds.y, channel, 0.5, tol=1e-15, max_iter=60, stationary_tol=1e-12)
-    assert strict.status == "max_iter"
+    result = amp.gamp_rie(ds.X, ds.y, channel, 0.2, S_true=ds.S)
+    assert result.status == "stationary" and not result.converged, result.message
+    assert 2 * result.settings["stationary_window"] <= result.iterations < result.settings["max_iter"]
+    assert 0 < result.swing["error"] < 0.01 * result.error
+    strict = amp.gamp_rie(ds.X, ds.y, channel, 0.2, max_iter=250, trend_r2=1e-9, stationary_tol=1e-9)
+    assert strict.status == "max_iter" and strict.iterations == 250
 
 
 # ---------------------------------------------------------------------------
