@@ -69,7 +69,13 @@ contracted (by less than a factor e), and Ĉ has swung by at most
 most ``trend_r2`` of its variance (R² ~ 0.05 for the jitter, ~ 0.99 for the
 slow mode of hardmax ρ = 1, which is never called stationary).  Otherwise it
 stops at ``max_iter`` (``"stationary"`` if the same test passes there,
-else ``"max_iter"``).  Every result records the *residual swing*, max − min
+else ``"max_iter"``).  With the published hardmax g_out (``hardmax_paper``,
+erratum B1) the predicted error collapses: Ĉ halves every iteration while
+the estimate freezes (the RIE is the identity once Δ < DELTA_MIN) at an
+error of 0.55–0.75 (ρ = 0.5, α = 0.31, d = 50–100), and V → 0 ends in
+non-finite messages.  The published rule called the frozen estimate
+converged after ~10 iterations; here the run is ``"diverged"`` and keeps
+that last finite estimate and its error.  Every result records the *residual swing*, max − min
 over the last ``window`` iterations of the error (with a teacher) and of Ĉ,
 and the last extrapolated remaining displacement relative to E_t.
 
@@ -385,13 +391,16 @@ def _amp_step(state: AMPState, data: AMPData, channel: OutputChannel, rho: float
     if not np.all(np.isfinite(omega)):
         raise AMPDivergence(f"non-finite mean omega at iteration {state.iteration}")
 
-    g = channel.g_out(data.y, omega, V)
-    A = 2.0 * data.alpha * float(np.mean(channel.precision(data.y, omega, V)))
+    # A collapsing variance (the published hardmax g_out drives V -> 0) overflows inside g_out;
+    # the non-finite messages are detected below and the run is recorded as diverged.
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = channel.g_out(data.y, omega, V)
+        A = 2.0 * data.alpha * float(np.mean(channel.precision(data.y, omega, V)))
     first = state.g is None
     if not first:
         g = (1.0 - damping) * g + damping * state.g
         A = (1.0 - damping) * A + damping * state.se.A
-    if not np.all(np.isfinite(g)):
+    if not (np.all(np.isfinite(g)) and math.isfinite(A)):
         raise AMPDivergence(f"non-finite g_out at iteration {state.iteration} (V={V})")
     se = SECorrespondence.from_amp(C_hat=state.se.C_hat, A=A)
     if not (math.isfinite(se.q_hat) and se.q_hat > 0.0):

@@ -287,3 +287,16 @@ def test_run_summaries_of_older_files_read_the_plug_in_error_under_its_old_name(
                                      "status": np.array("converged")})
     summary = amp.load_run_summary(tmp_path / "old.npz")
     assert summary["plugin_generalisation_error"] == 0.2 and math.isnan(summary["bayes_generalisation_error"])
+
+
+def test_the_published_g_out_collapses_and_is_recorded_as_diverged_without_a_warning():
+    # erratum B1: with the phi2 g_out, C_hat halves every iteration while the estimate freezes;
+    # the published rule (step < 1e-5) called the frozen estimate converged, the relative rule
+    # waits and the collapsing variance ends in non-finite messages (issue 13 measurements)
+    alpha = float(np.geomspace(0.03, 8, 32)[13])
+    ds = sample_dataset(DatasetSpec("hardmax", 2, 0.5, 50, alpha, 1, 5), 20250602)
+    result = amp.gamp_rie(ds.X, ds.y, make_channel("hardmax_paper", T=2), 0.5, S_true=ds.S, max_iter=200)
+    assert result.status == "diverged" and "non-finite g_out" in result.message
+    assert result.trace["C_hat"][-1] < 1e-2 * result.trace["C_hat"][0]
+    assert math.isfinite(result.error) and result.error > 0.3
+    assert np.any(result.trace["change"] < 1e-5)  # where the published rule would have stopped
