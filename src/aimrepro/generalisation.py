@@ -67,9 +67,10 @@ Hermite rules, tried first, converge slowly here (a saturating softmax over
 a wide Gaussian: 4e−4 with 32 × 24 nodes per axis at ρ = 2, T = 3).  The
 inner variance is summed as Σ w ‖σ − σ̂‖² (never as a difference of second
 moments), so E_gen keeps its relative accuracy as V → 0.  The tests check
-that halving the step moves E_gen by less than :data:`QUADRATURE_TOLERANCE`
-over q ∈ [0, Q0], ρ ∈ [0.1, 2], and that plain Monte Carlo over full GOE_T
-matrices agrees within its standard error.  Cost per q: T = 2, under 10⁴
+that a step 0.6 × as large moves E_gen by less than
+:data:`QUADRATURE_TOLERANCE` (ρ from 0.1 to 2, q from 0.01 Q0 to 0.999 Q0),
+and that plain Monte Carlo over full GOE_T matrices agrees within 4
+standard errors.  Cost per q: T = 2, under 10⁴
 softmax rows; T = 3, up to ~10⁶ (ρ = 0.5) and ~3·10⁶ (ρ = 2), about a
 second.  T >= 4 is refused: (T − 1)-dimensional rules squared.
 """
@@ -89,7 +90,7 @@ from .model import apply_link, indices
 #: Token counts whose softmax integrals are implemented (tensor rules in T − 1 dimensions, squared).
 SOFTMAX_TOKENS = (2, 3)
 
-#: Largest step of the trapezoid rules, in whitened units times β (module notes: error ~ exp(−2π²/(√3 · step))).
+#: Largest step of the trapezoid rules, in whitened units times β (module notes: absolute error ≲ 2e−7).
 TRAPEZOID_STEP = 0.5
 
 #: Largest step relative to the standard deviation of the Gaussian weight (error ~ exp(−2π²/ratio²)).
