@@ -15,8 +15,11 @@ Modules, from the bottom up:
     The state evolution, its curves and the ρ → 0 limit (§3).
 :mod:`~aimrepro.paper1.data`
     Byte-reproducible AIM datasets: teacher, training and test sequences.
+:mod:`~aimrepro.paper1.generalisation`
+    The Bayes-optimal and plug-in generalisation errors at the SE overlap,
+    the posterior-mean prediction of a new label, held-out errors (§2).
 :mod:`~aimrepro.paper1.amp`
-    GAMP-RIE on the tokens (§5).
+    GAMP-RIE on the tokens with its relative stopping rule (§5).
 :mod:`~aimrepro.paper1.gd`
     Full-batch Adam on the tied student, K students at once (§6).
 """
