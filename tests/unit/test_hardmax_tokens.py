@@ -262,6 +262,19 @@ def test_t3_posterior_moments_match_the_exact_posterior_mean():
     assert np.all(np.abs(err.mean(axis=0)) < Z_TOL * err.std(axis=0) / math.sqrt(12) + 0.02)
 
 
+def test_posterior_moments_reach_labels_that_contradict_the_mean():
+    """Labels with Z between 1e−9 and 1e−3 (an AMP estimate far from a sample): shifted proposals, error < 10 % of |g|."""
+    rng = np.random.default_rng(21)
+    u = 3.0 * rng.standard_normal((40, 6))
+    winners = ht.possible_labels(3)[rng.integers(0, 25, 40)]
+    Z, exact = ht.exact_posterior_mean(3, u, winners)
+    rare = np.flatnonzero((Z < 1e-3) & (Z > 1e-9))[:4]
+    assert rare.size == 4
+    moments = ht.posterior_moments(3, u[rare], winners[rare], rng, proposals=512)
+    assert moments.redrawn == rare.size
+    assert np.all(np.max(np.abs(moments.mean - exact[rare]), axis=1) < 0.1 * np.linalg.norm(exact[rare], axis=1))
+
+
 def test_rejection_posterior_mean_is_unbiased_at_t2():
     rng = np.random.default_rng(13)
     pairs = ht.sample_se_pairs(2, 0.6, 3000, rng)
