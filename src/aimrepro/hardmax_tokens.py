@@ -402,7 +402,8 @@ class FisherEstimate:
 
     ``beta`` is the control-variate coefficient, ``raw_stderr`` the standard
     error without the control, ``candidates_per_sample`` the rejection cost,
-    ``seconds`` the CPU time of the process (meaningful on a shared machine).  ``n_dropped`` samples had labels so unlikely
+    ``seconds`` the CPU time of the process (meaningful on a shared machine).
+    ``n_dropped`` samples had labels so unlikely
     (Z < ~1/:data:`MAX_CANDIDATES`) that rejection sampling gave up; they are
     left out, which biases F by at most (n_dropped/n)(M + 2 ln MAX_CANDIDATES)
     (|E[ζ|y,u]|² ≲ M + 2 ln(1/Z)): below 1e−4 relative whenever n_dropped/n < 1e−6.
@@ -438,9 +439,11 @@ def estimate_fisher(T: int, m: float, n_samples: int, rng: np.random.Generator, 
     FisherEstimate
         Unbiased up to the O(1/n) bias of the fitted control coefficient.
         Cost O(n_samples · (first_block + L) · T²) with L = number of possible
-        labels (measured: ~20 s per 10⁶ samples at T = 3, single thread).
-        Per-sample standard deviation ~1.2–1.5 at T = 2, 3 for m ≤ 0.9,
-        falling as √(1 − m)^{1/2} beyond (measured, see the report).
+        labels; measured CPU per 10⁶ samples: T = 3 ~9 s (m ≤ 0.9), T = 4
+        ~60–80 s, both ~1.5 s near m = 1 where few candidates are rejected.
+        Per-sample standard deviation (T = 3) 1.6–2.0 for m ≤ 0.9 (about 1.5
+        times that of the exact-gradient average), falling like (1 − m)^{1/4}
+        near m = 1 while F falls like (1 − m)^{1/2}.
     """
     T = _check_T(T)
     m = _check_m(m)
@@ -1094,6 +1097,28 @@ def fixed_points(fit: FisherFit, alpha: float, rho: float, *, n_grid: int = 400,
     if f[-1] == 0.0:
         roots.append(1.0)
     return np.array(sorted(roots, reverse=True))
+
+
+def iterate_se(fit: FisherFit, alpha: float, rho: float, q_start: float, *, tol: float = 1e-10,
+               max_iter: int = 10_000) -> tuple[float, int, bool]:
+    """The SE iteration q ← Q0 − mmse(1/q̂(q)) of §3.2 from ``q_start``: (MMSE, iterations, converged).
+
+    The plain (undamped) map, as the paper iterates it from q = ρ; started from
+    several q it shows which fixed point each start reaches (the report uses
+    0, ρ and 0.999 Q0).  Each step is one evaluation of F and of mmse.
+    """
+    channel = HardmaxTokens(T=fit.T, fisher=fit)
+    Q0 = 1.0 + rho
+    if not (0.0 <= q_start < Q0):
+        raise ValueError(f"q_start must satisfy 0 <= q_start < Q0 = {Q0}, got {q_start}")
+    q = float(q_start)
+    for k in range(1, max_iter + 1):
+        v = Q0 - q
+        v_new = v - _gap(channel, alpha, rho, v)
+        if abs(v_new - v) < tol:
+            return v_new, k, True
+        q = Q0 - v_new
+    return Q0 - q, max_iter, False
 
 
 def solve_se(fit: FisherFit, alpha: float, rho: float, *, tol: float = 1e-10, scan: bool = True,

@@ -183,6 +183,15 @@ def test_fixed_point_is_unique_on_exact_t2(alpha):
     assert roots[0] == pytest.approx(generic_solve_se(Hardmax2(), alpha, 0.5).mmse, rel=1e-5)
 
 
+def test_se_iteration_from_several_starts_reaches_the_root():
+    fit = _exact_table_fit()
+    target = ht.solve_se(fit, 0.3, 0.5, scan=False).mmse
+    for q_start in (0.0, 0.5, 0.999 * 1.5):
+        mmse, iterations, converged = ht.iterate_se(fit, 0.3, 0.5, q_start)
+        assert converged and iterations > 1
+        assert mmse == pytest.approx(target, rel=1e-7)
+
+
 # ---------------------------------------------------------------------------
 # exact T = 3 references (Genz CDFs)
 
@@ -210,6 +219,18 @@ def test_exact_t3_posterior_mean_matches_rejection_sampling():
     draws = ht.posterior_draws(3, pairs.u, pairs.winners, rng, first_block=1, min_draws=8_000)
     mean = draws.draw_sum / draws.count[:, None]
     assert np.all(np.abs(mean - exact) < Z_TOL / np.sqrt(draws.count)[:, None])
+
+
+def test_pair_mean_of_posterior_draws_is_the_exact_squared_gradient_at_t3():
+    """Per sample, the Nishimori pair mean over many posterior draws estimates |∇_u log Z|² (Genz-exact)."""
+    rng = np.random.default_rng(14)
+    pairs = ht.sample_se_pairs(3, 0.8, 5, rng)
+    _, exact = ht.exact_posterior_mean(3, pairs.u, pairs.winners)
+    draws = ht.posterior_draws(3, pairs.u, pairs.winners, rng, first_block=1, min_draws=4000)
+    pair_mean = ht._pair_mean(draws.draw_sum, draws.draw_sq, draws.count)
+    # Var of the pair mean over k draws ≈ 2(tr Σ² + 2 gᵀΣg)/k ≤ 2(5 + 2|g|²)/k, Σ the posterior covariance (≤ I)
+    bound = np.sqrt(2.0 * (5.0 + 2.0 * np.sum(exact**2, axis=1)) / draws.count)
+    assert np.all(np.abs(pair_mean - np.sum(exact**2, axis=1)) < Z_TOL * bound)
 
 
 @pytest.mark.slow
