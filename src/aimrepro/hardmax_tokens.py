@@ -57,7 +57,25 @@ table; at T = 2 a degree-6 fit to the exact values on the default grid is
 within 1e−6 relative down to x = 0.003 (measured; the test asserts 1e−5),
 far below the table noise (~1e−3 per node).  The fit is linear in
 the table, so its covariance gives the standard error of F at any m, and the
-MMSE's standard error follows by the delta method (:func:`solve_se`).
+MMSE's standard error follows by the delta method (:func:`solve_se`; a
+parametric bootstrap of the coefficients agrees within 5 %, measured).
+Large α: MMSE → Q0 (dof/(2α a_T))² with a_T = G_T(0) and dof = min(2ρ − ρ², 1).
+
+g_out for GAMP-RIE (§5)
+-----------------------
+Per sample E[ζ | y, u] by Rao–Blackwellised importance sampling
+(:func:`posterior_moments`): the diagonal entries are integrated
+analytically given the off-diagonal ones.  Measured at T = 3 on 10⁴ SE pairs
+(CPU, one thread): 256 proposals cost 1.7 s with noise |ĝ − g|² ≈ 0.6–1 % of
+|g|²; rejection sampling (:func:`posterior_mean_rejection`) needs ~12 times
+more CPU for the same noise; the exact Genz facet formula
+(:func:`exact_posterior_mean`) costs 450–700 s.
+
+Costs (CPU, one thread, measured)
+---------------------------------
+Default table (17 nodes, 2.8·10⁷ samples): T = 3 54 s, T = 4 280 s.  One SE
+point with its delta-method error: ~20 ms; a 128-point curve 2–4 s; the
+uniqueness scan of :func:`fixed_points` ~0.1 s per point.
 """
 
 from __future__ import annotations
@@ -810,8 +828,8 @@ def posterior_moments(T: int, u: np.ndarray, winners: np.ndarray, rng: np.random
     sample strongly).
 
     Cost O(n · proposals · T²) (plus the redrawn samples'); measured
-    T = 3, n = 10⁴, 256 proposals: ~5 s, noise |ĝ − g|² ≈ 1 % of |g|² at
-    m = 0.75 and 0.95 (report).
+    T = 3, n = 10⁴ SE pairs, 256 proposals: 1.7 s CPU, noise |ĝ − g|² =
+    0.6 % (m = 0.75) to 1.0 % (m = 0.97) of |g|², falling like 1/proposals.
     """
     T = _check_T(T)
     rng = _check_rng(rng)
