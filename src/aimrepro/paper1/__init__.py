@@ -13,6 +13,10 @@ Modules, from the bottom up:
     the one contract ``log_z_out`` → ``g_out`` shared by SE and AMP (§3.3–3.4, §9 B1).
 :mod:`~aimrepro.paper1.state_evolution`
     The state evolution, its curves and the ρ → 0 limit (§3).
+:mod:`~aimrepro.paper1.hardmax_tokens`
+    Hardmax attention with T ≥ 3 tokens (beyond the paper): the label map,
+    a Nishimori estimator of the channel's information tabulated in
+    m = q/Q0, its SE with standard errors, and a sampled g_out for GAMP-RIE.
 :mod:`~aimrepro.paper1.data`
     Byte-reproducible AIM datasets: teacher, training and test sequences.
 :mod:`~aimrepro.paper1.generalisation`
