@@ -1,4 +1,4 @@
-"""Generalisation error (paper1.md §2): the SE prediction at an overlap against plain Monte Carlo over
+"""Generalisation error (docs/paper1.md §2): the SE prediction at an overlap against plain Monte Carlo over
 full GOE_T index matrices, its limits and quadrature convergence, the posterior-mean prediction of a
 new label, and the errors of an estimate on held-out sequences."""
 
@@ -20,7 +20,7 @@ MC_SIGMAS = 4.0
 
 
 def goe(rng, shape, T):
-    """Symmetric T×T matrices with N(0, 1) off the diagonal and N(0, 2) on it (paper1.md §1.6)."""
+    """Symmetric T×T matrices with N(0, 1) off the diagonal and N(0, 2) on it (docs/paper1.md §1.6)."""
     G = rng.standard_normal(shape + (T, T))
     return (G + np.swapaxes(G, -1, -2)) / math.sqrt(2.0)
 

@@ -1,6 +1,6 @@
 """Generalisation error of the AIM: the Bayes-optimal theory and what an estimate achieves on fresh data.
 
-``paper1.md`` §2 defines the Bayes-optimal generalisation error per new
+``docs/paper1.md`` §2 defines the Bayes-optimal generalisation error per new
 sequence (X_new, y_new),
 
     E_gen = E ‖y_new − E[y_new | data, X_new]‖²_F,
