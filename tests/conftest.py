@@ -20,6 +20,7 @@ import copy
 import hashlib
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,19 @@ def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
         assert name in lines[0]
 
 
+
+def git(repository: Path, *args: str) -> str:
+    """Run git in ``repository`` with a test identity (no signing) and return its stripped stdout."""
+    command = ["git", "-c", "user.name=aimrepro-tests", "-c", "user.email=tests@invalid",
+               "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(command, cwd=repository, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+
+#: How docutils reports a message of any level in a log or a page: "<string>:1: (ERROR/3) ...".
+DOCUTILS_MESSAGE = re.compile(r"\((?:DEBUG|INFO|WARNING|ERROR|SEVERE)/\d\)")
+
 # --- repository copies and Snakemake ------------------------------------------------------
 
 
@@ -109,11 +123,9 @@ def copy_repository(destination: Path, config: dict | None = None) -> Path:
     if config is not None:
         (destination / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     if shutil.which("git"):
-        git = ["git", "-c", "user.name=aimrepro-tests", "-c", "user.email=tests@invalid",
-               "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
-        subprocess.run([*git, "init", "-q"], cwd=destination, check=True)
-        subprocess.run([*git, "add", "-A"], cwd=destination, check=True)
-        subprocess.run([*git, "commit", "-q", "-m", "test copy"], cwd=destination, check=True)
+        git(destination, "init", "-q")
+        git(destination, "add", "-A")
+        git(destination, "commit", "-q", "-m", "test copy")
     return destination
 
 
@@ -487,7 +499,7 @@ def cluster_tiny_config() -> dict:
 def tiny_run(tmp_path_factory) -> Path:
     """A repository copy with :func:`tiny_paper1_config`, run to the end once per session.
 
-    Shared by test_workflow.py, test_amp_workflow.py and test_gd_workflow.py.
+    Shared by test_workflow.py, test_amp_workflow.py, test_gd_workflow.py and test_report.py.
     A test that changes the copy (its config, a source file, a result)
     restores it as it was, mtimes included, so that the run stays complete
     for the others.

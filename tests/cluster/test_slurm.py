@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from conftest import (BIN, CLUSTER_JOBS, CLUSTER_TARGET, copy_repository, cluster_tiny_config,
-                      executable)
+                      executable, git)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -117,11 +117,6 @@ def slurm_cluster(tmp_path_factory):
     finally:
         subprocess.run(["bash", str(SLURM_DOWN)], stdin=subprocess.DEVNULL, timeout=120,
                        check=False)
-
-
-def git_head(workdir: Path) -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=workdir, capture_output=True,
-                          text=True, check=True).stdout.strip()
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -215,7 +210,7 @@ def test_every_job_is_a_completed_slurm_job(slurm_run):
     assert {record["rule"] for record in records.values()} == {"se_curve", "paper1_fig2"}
     if shutil.which("git"):
         # Provenance works inside the jobs too: the commit of the working directory.
-        head = git_head(workdir)
+        head = git(workdir, "rev-parse", "HEAD")
         assert all(record["git"] == {"commit": head, "dirty": False}
                    for record in records.values())
     for job_id in submitted:

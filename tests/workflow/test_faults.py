@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (CLUSTER_JOBS, CLUSTER_TARGET, cluster_tiny_config, copy_repository,
-                      executable, run_snakemake, snakemake_plan)
+                      executable, run_cli, run_snakemake, snakemake_plan)
 
 pytestmark = pytest.mark.workflow
 
@@ -44,8 +44,7 @@ def result_bytes(workdir: Path) -> dict[str, bytes]:
 
 
 def provenance_check(workdir: Path, path: str) -> subprocess.CompletedProcess:
-    return subprocess.run([executable("aimrepro"), "provenance", "--check", path], cwd=workdir,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli("provenance", "--check", path, cwd=workdir, timeout=120)
 
 
 @dataclass(frozen=True)

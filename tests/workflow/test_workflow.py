@@ -8,7 +8,8 @@
 (b) the tiny paper-1 run (theory, AMP and GD; conftest's ``tiny_run``):
     every result and figure has its sidecar with the required fields,
     figures carry the commit and config hash, ``aimrepro provenance`` prints
-    a figure's inputs, claims.md names what the config does not measure;
+    a figure's inputs, claims.md names what the config does not measure
+    (the report of this run: test_report.py);
 (c) after (b), a change reruns exactly what depends on it;
 (d) an invalid config fails before any job with one line naming key and
     range: a config file, the command line (and, in test_amp_workflow.py, a
@@ -23,7 +24,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 import yaml
@@ -32,7 +32,7 @@ from aimrepro.figures.style import read_figure_metadata
 from aimrepro_workflow import paths
 from aimrepro_workflow.plans import Plan
 
-from conftest import (config_error_lines, edited_config, executable, repository_config,
+from conftest import (config_error_lines, edited_config, git, repository_config, run_cli,
                       run_snakemake, sha256, snakemake_plan, validated)
 
 pytestmark = pytest.mark.workflow
@@ -122,9 +122,7 @@ def test_tiny_run_writes_every_result_with_a_complete_sidecar(tiny_run):
     assert len([path for path in results if "/se/" in str(path)]) == 3 + 4
     figures = [tiny_run / "figures" / "quick" / f"paper1_fig{i}.{ext}"
                for i in (1, 2) for ext in ("pdf", "png")]
-    head = (subprocess.run(["git", "rev-parse", "HEAD"], cwd=tiny_run, check=True,
-                           capture_output=True, text=True).stdout.strip()
-            if shutil.which("git") else None)
+    head = git(tiny_run, "rev-parse", "HEAD") if shutil.which("git") else None
     for output in [*results, *figures]:
         sidecar = json.loads(output.with_suffix(".json").read_text())
         assert SIDECAR_FIELDS <= set(sidecar), output
@@ -173,9 +171,7 @@ def test_tiny_run_figures_embed_commit_and_config_hash(tiny_run):
 
 
 def test_provenance_command_prints_a_figures_inputs(tiny_run):
-    done = subprocess.run([executable("aimrepro"), "provenance",
-                           "figures/quick/paper1_fig2.pdf"], cwd=tiny_run,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = run_cli("provenance", "figures/quick/paper1_fig2.pdf", cwd=tiny_run, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("figures/quick/paper1_fig2.pdf  (rule paper1_fig2")
@@ -197,12 +193,6 @@ def test_claims_table_names_what_this_scale_does_not_measure(tiny_run):
         "paper2_dynamics (no paper2.figure2, figureS1, figureS2, figureS3 in the config); "
         "paper2_moments (no paper2.figure1, figure4, figureS6 in the config); "
         "paper2_untied (no paper2.figure3, figureS4, figureS5 in the config)")
-
-
-def test_report_has_a_caption_for_every_figure(tiny_run):
-    run_snakemake(tiny_run, "--cores", "2", "--report", "report.html")
-    html = (tiny_run / "report.html").read_text(errors="replace")
-    assert "paper1_fig1.png" in html and "paper1_fig2.png" in html
 
 
 # --- (c) -------------------------------------------------------------------------

@@ -107,19 +107,19 @@ class Job:
             "config_hash": config_hash(self.smk.config)})
 
     def write_claims(self, rows: Sequence[Any], what: str) -> Path:
-        """Write the claim rows to ``output.table`` and its sidecar; log how many failed.
+        """Write the claim rows to ``output.table`` and its sidecar; log the verdicts.
 
         Every ``claims_*`` rule ends here, so each fragment's sidecar carries
-        the same diagnostics (``n_claims``, ``n_failed``).
+        the same diagnostics (``n_claims``, ``verdicts``: the count of each).
         """
-        from aimrepro.claims.table import write_claims
+        from aimrepro.claims.table import verdict_counts, write_claims
 
         rows = list(rows)
         write_claims(self.smk.output.table, rows)
-        n_failed = sum(not row.passed for row in rows)
-        self.log.info("%d %s claims, %d not reproduced", len(rows), what, n_failed)
+        counts = verdict_counts(rows)
+        self.log.info("%d %s claims: %s", len(rows), what, counts)
         return self.write_sidecar(self.smk.output.table,
-                                  diagnostics={"n_claims": len(rows), "n_failed": n_failed})
+                                  diagnostics={"n_claims": len(rows), "verdicts": counts})
 
 
 def runs_per_alpha(paths: Sequence[str], curve: Mapping[str, Any], load) -> list[list[Any]]:

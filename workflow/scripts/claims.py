@@ -2,7 +2,7 @@
 
 from _job import run_job
 
-from aimrepro.claims.table import merge_claims, render_claims_markdown
+from aimrepro.claims.table import merge_claims, render_claims_markdown, verdict_counts
 from aimrepro.records.files import atomic_write
 from aimrepro.records.sidecars import git_state
 
@@ -16,10 +16,10 @@ def main(smk) -> None:
                                       dirty=git["dirty"], not_measured=dict(smk.params.not_measured))
         with atomic_write(smk.output.table) as handle:
             handle.write(text)
-        n_failed = sum(not row.passed for row in rows)
-        job.log.info("%d claims from %d fragments, %d failed", len(rows), len(fragments), n_failed)
+        counts = verdict_counts(rows)
+        job.log.info("%d claims from %d fragments: %s", len(rows), len(fragments), counts)
         job.write_sidecar(smk.output.table, diagnostics={
-            "n_claims": len(rows), "n_failed": n_failed, "all_passed": n_failed == 0,
+            "n_claims": len(rows), "verdicts": counts, "n_failed": counts["FAIL"],
             "not_measured": dict(smk.params.not_measured),
         })
 

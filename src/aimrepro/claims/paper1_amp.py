@@ -8,6 +8,7 @@ writes them as one fragment of ``results/{scale}/claims.md``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -16,7 +17,7 @@ import numpy as np
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1.channels import make_channel
-from aimrepro.claims.table import ClaimRow
+from aimrepro.claims.table import ClaimRow, claim_row
 
 #: "Within the seed spread": |mean − SE| at most this many standard deviations of the seeds.
 SPREAD_FACTOR = 2.0
@@ -35,9 +36,7 @@ HARDMAX_CHECK = {"rho": 0.5, "alpha": 0.3}
 PUBLISHED_AMP_DOT = {"rho": 0.5, "alpha": 0.3122, "mean": 0.615, "std": 0.025}
 
 
-def _row(**fields) -> ClaimRow:
-    fields["passed"] = bool(fields["passed"])
-    return ClaimRow(paper="paper1", **fields)
+_row = functools.partial(claim_row, "paper1")
 
 
 def _points(curves: Sequence[Mapping], tables: Sequence[Mapping], channel: str):

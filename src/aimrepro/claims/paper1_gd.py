@@ -33,12 +33,13 @@ pipeline's results:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.claims.table import ClaimRow
+from aimrepro.claims.table import ClaimRow, claim_row
 from aimrepro.paper1.thresholds import alpha_perfect_recovery, n_softmax_measurements
 
 #: Points with ᾱ_T below this are left out of the averaged and single rows (see the module notes).
@@ -67,9 +68,7 @@ def infinite_average(single: float, averaged: float, K: int) -> float:
     return (K * averaged - single) / (K - 1) if K > 1 else math.nan
 
 
-def _row(**fields) -> ClaimRow:
-    fields["passed"] = bool(fields["passed"])
-    return ClaimRow(paper="paper1", **fields)
+_row = functools.partial(claim_row, "paper1")
 
 
 def _describe(curve: Mapping) -> str:

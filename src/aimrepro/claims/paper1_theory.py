@@ -9,12 +9,13 @@ the figures; where the paper's number is not what the mathematics gives
 
 from __future__ import annotations
 
+import functools
 import numpy as np
 
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1.channels import make_channel
-from aimrepro.claims.table import ClaimRow
+from aimrepro.claims.table import ClaimRow, claim_row
 
 #: The weak-recovery threshold drawn as a grey line in Figure 1 right (the
 #: notebook's constant 0.5634517…, a Monte-Carlo estimate), to the digits printed.
@@ -41,9 +42,7 @@ def measured_softmax_threshold(rho: float, T: int, *, rel_tol: float = 1e-9) -> 
     return hi
 
 
-def _row(**fields) -> ClaimRow:
-    fields["passed"] = bool(fields["passed"])
-    return ClaimRow(paper="paper1", **fields)
+_row = functools.partial(claim_row, "paper1")
 
 
 def paper1_theory_claims(*, softmax_rhos, collapse_T_values, rho_collapse: float = 0.5) -> list[ClaimRow]:

@@ -8,12 +8,13 @@ the simulated d) the row fails and its note gives both numbers.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.claims.table import ClaimRow, format_number
+from aimrepro.claims.table import ClaimRow, claim_row, format_number
 from aimrepro.paper2.population import Potential
 from aimrepro.paper2.sgd import ProblemSpec
 from aimrepro.paper2.trajectory import Trajectory
@@ -32,9 +33,7 @@ SLOPE_REL_TOL = 0.2
 SLOPE_WINDOW = 0.1
 
 
-def _row(**fields) -> ClaimRow:
-    fields["passed"] = bool(fields["passed"])
-    return ClaimRow(paper="paper2", **fields)
+_row = functools.partial(claim_row, "paper2")
 
 
 # --- Theorem 1 ----------------------------------------------------------------------------

@@ -13,12 +13,13 @@ error ∝ e^{−κM}), live with the tables they read.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.claims.table import ClaimRow
+from aimrepro.claims.table import ClaimRow, claim_row
 from aimrepro.paper2.moment_experiments import (EXACT_ERROR_FLOOR, FLOW_ERROR_FLOOR,
                                                 convergence_horizon, error_matrix, exponential_rate,
                                                 signed_overlap, truncation_overlap_errors)
@@ -46,9 +47,7 @@ AGREEMENT_TOL = 0.01
 RICCATI_SGD_TOL = 0.02
 
 
-def _row(**fields) -> ClaimRow:
-    fields["passed"] = bool(fields["passed"])
-    return ClaimRow(paper="paper2", **fields)
+_row = functools.partial(claim_row, "paper2")
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

@@ -15,12 +15,13 @@ Measures (all on one-token untied runs):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.claims.table import ClaimRow
+from aimrepro.claims.table import ClaimRow, claim_row
 from aimrepro.claims.table import format_number
 from aimrepro.paper2.trajectory import Trajectory
 from aimrepro.paper2.analysis import escape_time, mean_at, student_mean
@@ -32,9 +33,7 @@ __all__ = [
 ]
 
 
-def _row(**fields) -> ClaimRow:
-    fields["passed"] = bool(fields["passed"])
-    return ClaimRow(paper="paper2", **fields)
+_row = functools.partial(claim_row, "paper2")
 
 
 #: |∂²Φ/∂m²(0)| from which the fast state is reached by the read time: the mean leaves

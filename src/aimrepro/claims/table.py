@@ -1,4 +1,22 @@
-"""Claims of the papers as measured numbers with a pass/fail tolerance.
+"""Claims of the papers as measured numbers, each with a verdict that says what is known.
+
+Verdicts (:data:`VERDICTS`)
+---------------------------
+``pass``
+    The measurement meets the claim within its stated tolerance, measured
+    where the paper makes the claim (its regime, time scale, sample axis).
+``erratum``
+    The published number is shown wrong; the row's note gives the evidence
+    (the corrected theory, and an algorithm that beats the published
+    "optimum").
+``overstated``
+    The paper's statement holds only in a narrower regime, which the row
+    measures and names (e.g. "for t < t_c").
+``informational``
+    A number worth reporting against which no agreement is owed (e.g. an
+    algorithm run with the published, non-Bayes channel against its own SE).
+``FAIL``
+    A real, unexplained disagreement.
 
 Each topic of the pipeline (theory, AMP, GD, dynamics, ...) writes a *claim
 fragment*: a TSV file ``results/{scale}/claims/{topic}.tsv`` with one
@@ -9,8 +27,8 @@ TSV format
 ----------
 A header row with the field names of :class:`ClaimRow` in declaration order,
 then one row per claim, tab-separated (quoted by the :mod:`csv` rules only if
-a field contains a tab or a quote).  ``passed`` is ``true``/``false``, as in
-the CSV tables of :mod:`aimrepro.records`.  Floats are written with
+a field contains a tab or a quote).  ``verdict`` is one of
+:data:`VERDICTS`.  Floats are written with
 ``repr``; on reading, ``expected``/``measured``/``tolerance`` cells that
 parse as numbers come back as floats, other cells as strings (a claim may
 expect ``"continuous"`` or ``"0.4034 ± 1e-4"``).
@@ -30,9 +48,20 @@ import numpy as np
 
 from aimrepro.records.files import atomic_write
 
-__all__ = ["ClaimRow", "merge_claims", "read_claims", "render_claims_markdown", "write_claims"]
+__all__ = ["ClaimRow", "VERDICTS", "claim_row", "format_number", "merge_claims", "read_claims",
+           "render_claims_markdown", "verdict_counts", "verdict_of", "write_claims"]
 
 Value = float | str
+
+PASS, ERRATUM, OVERSTATED, INFORMATIONAL, FAIL = (
+    "pass", "erratum", "overstated", "informational", "FAIL")
+#: Every verdict, in the order claims.md counts them.
+VERDICTS = (PASS, ERRATUM, OVERSTATED, INFORMATIONAL, FAIL)
+
+
+def verdict_of(passed: bool) -> str:
+    """``pass`` or ``FAIL`` for a plain tolerance check."""
+    return PASS if passed else FAIL
 
 
 @dataclass(frozen=True)
@@ -55,10 +84,9 @@ class ClaimRow:
         What this pipeline computed.
     tolerance : float or str
         The pass criterion, e.g. ``1e-4`` (absolute) or ``"rel 1e-3"``.
-    passed : bool
-        Whether ``measured`` meets ``expected`` within ``tolerance``.  The
-        producer decides: it knows whether the tolerance is absolute or
-        relative.
+    verdict : str
+        One of :data:`VERDICTS`.  The producer decides: it knows whether the
+        tolerance is absolute or relative, and what is known about the claim.
     note : str
         Anything a reader needs (erratum number, grid used, ...).
     """
@@ -70,18 +98,43 @@ class ClaimRow:
     expected: Value
     measured: Value
     tolerance: Value
-    passed: bool
+    verdict: str
     note: str = ""
 
     def __post_init__(self) -> None:
         if not self.id.strip():
             raise ValueError("ClaimRow.id must be non-empty")
-        if not isinstance(self.passed, bool):
-            raise TypeError(f"ClaimRow.passed must be a bool, got {self.passed!r}")
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"ClaimRow.verdict must be one of {VERDICTS}, got {self.verdict!r}")
         for spec in dataclasses.fields(self):
             value = getattr(self, spec.name)
             if isinstance(value, str) and ("\n" in value or "\r" in value):
                 raise ValueError(f"ClaimRow.{spec.name} must be one line, got {value!r}")
+
+    @property
+    def passed(self) -> bool:
+        """The verdict is ``pass``."""
+        return self.verdict == PASS
+
+    @property
+    def failed(self) -> bool:
+        """A real, unexplained disagreement (verdict ``FAIL``)."""
+        return self.verdict == FAIL
+
+
+def verdict_counts(rows: Iterable[ClaimRow]) -> dict[str, int]:
+    """How many rows carry each verdict, in the order of :data:`VERDICTS`."""
+    rows = list(rows)
+    return {verdict: sum(row.verdict == verdict for row in rows) for verdict in VERDICTS}
+
+
+def claim_row(paper: str, *, passed: bool | None = None, **fields) -> ClaimRow:
+    """A row of ``paper``, its verdict given as ``verdict=`` or as a plain check ``passed=``."""
+    if (passed is None) == ("verdict" not in fields):
+        raise TypeError("give exactly one of verdict= and passed=")
+    if passed is not None:
+        fields["verdict"] = verdict_of(bool(passed))
+    return ClaimRow(paper=paper, **fields)
 
 
 FIELDS = tuple(spec.name for spec in dataclasses.fields(ClaimRow))
@@ -115,9 +168,9 @@ def read_claims(path: str | os.PathLike) -> list[ClaimRow]:
         if len(cells) != len(FIELDS):
             raise ValueError(f"{path}:{lineno}: {len(cells)} cells, expected {len(FIELDS)}")
         record = dict(zip(FIELDS, cells))
-        if record["passed"] not in ("true", "false"):
-            raise ValueError(f"{path}:{lineno}: passed must be true or false, got {record['passed']!r}")
-        record["passed"] = record["passed"] == "true"
+        if record["verdict"] not in VERDICTS:
+            raise ValueError(f"{path}:{lineno}: verdict must be one of {VERDICTS}, "
+                             f"got {record['verdict']!r}")
         for name in _NUMERIC_FIELDS:
             record[name] = _parse_value(record[name])
         rows.append(ClaimRow(**record))
@@ -159,18 +212,23 @@ def render_claims_markdown(
     Returns
     -------
     str
-        Markdown: a title, a header line with scale, commit and counts, the
-        table (claim, expected, measured, tolerance, pass/FAIL, note).
+        Markdown: a title, a header line with scale, commit and the count of
+        each verdict, the table (claim, expected, measured, tolerance,
+        verdict, note).
     """
-    n_failed = sum(not row.passed for row in rows)
     commit_text = commit if commit == "unknown" else commit[:12]
     if dirty:
         commit_text += " (uncommitted changes)"
+    counts = ", ".join(f"{n} {verdict}" for verdict, n in verdict_counts(rows).items())
     lines = [
         "# Claims of the papers, measured",
         "",
-        f"Scale **{scale}** · commit `{commit_text}` · {len(rows)} claims: "
-        f"{len(rows) - n_failed} pass, {n_failed} FAIL",
+        f"Scale **{scale}** · commit `{commit_text}` · {len(rows)} claims: {counts}",
+        "",
+        "Verdicts: *pass* (measured where the paper makes the claim, within the stated "
+        "tolerance); *erratum* (the published number is shown wrong, evidence in the note); "
+        "*overstated* (holds only in the regime the row measures); *informational* (no "
+        "agreement is owed); **FAIL** (a real, unexplained disagreement).",
         "",
     ]
     if not_measured:
@@ -178,13 +236,13 @@ def render_claims_markdown(
         lines += [f"Not measured at this scale: {reasons}", ""]
     if rows:
         lines += [
-            "| claim | expected | measured | tolerance | result | note |",
+            "| claim | expected | measured | tolerance | verdict | note |",
             "|---|---|---|---|---|---|",
         ]
         for row in rows:
             claim = f"**{row.id}** ({row.paper} {row.section}): {row.claim}"
             cells = [claim, _show(row.expected), _show(row.measured), _show(row.tolerance),
-                     "pass" if row.passed else "**FAIL**", row.note]
+                     "**FAIL**" if row.failed else row.verdict, row.note]
             lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
     else:
         lines.append("No claims yet.")

@@ -1,0 +1,58 @@
+"""aimrepro.claims.trends: the finite-size fit e(d) = e∞ + b/d that simulation rows are judged on."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from aimrepro.claims.trends import fit_finite_size, mean_and_sem
+
+
+def test_exact_one_over_d_data_is_fitted_exactly():
+    d = [50, 100, 200, 400]
+    trend = fit_finite_size(d, [0.01 + 2.0 / x for x in d], [0.001] * 4, n=[8] * 4)
+    assert trend.limit == pytest.approx(0.01, abs=1e-12)
+    assert trend.slope == pytest.approx(2.0, rel=1e-9)
+    assert trend.chi2 == pytest.approx(0.0, abs=1e-12) and trend.dof == 2 and trend.consistent
+    assert trend.within(0.011) and not trend.within(0.005)
+    assert trend.shrinks()
+    assert trend.per_d_text().startswith("d = 50: 0.05 ± 0.001 (8 runs); d = 100: 0.03")
+
+
+def test_the_limit_error_matches_monte_carlo_of_the_noise():
+    """The reported se(e∞) is the spread of e∞ over noise draws, when the model is right."""
+    rng = np.random.default_rng(3)
+    d = np.array([50, 100, 150, 200])
+    sem = np.array([0.02, 0.012, 0.01, 0.008])
+    limits = []
+    for _ in range(2000):
+        e = 0.05 + 1.5 / d + rng.normal(0, sem)
+        limits.append(fit_finite_size(d, e, sem).limit)
+    reference = fit_finite_size(d, 0.05 + 1.5 / d, sem)
+    spread = float(np.std(limits))
+    assert np.mean(limits) == pytest.approx(0.05, abs=3 * spread / math.sqrt(2000))
+    # with chi2 = 0 no inflation: the formula's error is the true spread within 10 %
+    assert reference.limit_se == pytest.approx(spread, rel=0.1)
+
+
+def test_a_trend_that_does_not_shrink_like_one_over_d_is_flagged():
+    d = [50, 100, 150, 200]
+    flat_gap = fit_finite_size(d, [0.03, 0.031, 0.029, 0.030], [0.001] * 4)
+    assert flat_gap.consistent and not flat_gap.within(0.01) and not flat_gap.shrinks()
+    zigzag = fit_finite_size(d, [0.05, 0.01, 0.06, 0.0], [0.001] * 4)
+    assert not zigzag.consistent and zigzag.limit_se > 0.01  # the scatter widens the error
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError, match="two distinct sizes"):
+        fit_finite_size([100, 100], [0.1, 0.1], [0.01, 0.01])
+    with pytest.raises(ValueError, match="error of the mean finite and > 0"):
+        fit_finite_size([50, 100], [0.1, 0.05], [math.nan, 0.01])
+
+
+def test_mean_and_sem_drop_non_finite_values():
+    mean, sem, n = mean_and_sem([1.0, 3.0, math.nan])
+    assert (mean, n) == (2.0, 2) and sem == pytest.approx(1.0)
+    assert math.isnan(mean_and_sem([1.0])[1])
