@@ -1,17 +1,30 @@
-"""Shared fixtures: the repository root, the venv's executables, repository copies.
+"""Shared test helpers: paths, commands, repository copies, tiny configs and Snakemake's plans.
+
+Test modules import what they need from here (``from conftest import ...``) and
+never from one another.
 
 Workflow tests drive the Snakemake command line in a subprocess (its Python
 API ignores profiles) inside a temporary copy of the repository, so that
-they never touch the developer's results/ or .snakemake/.
+they never touch the developer's results/ or .snakemake/.  What Snakemake
+plans is read from ``snakemake --summary``, a tab-separated table of every
+output file of the DAG with its rule and whether it would be rebuilt
+(:func:`snakemake_plan`), not from the human-readable dry-run text.  The plans
+of the repository's own config are computed once per session
+(:func:`quick_plan`, :func:`paper_plan`).
 """
 
 from __future__ import annotations
 
-import importlib
+import collections
+import copy
+import hashlib
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 # Test matrices are small (d <= 400): one BLAS thread is fastest, and on a shared
@@ -20,6 +33,7 @@ from pathlib import Path
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
+import numpy as np
 import pytest
 import yaml
 
@@ -37,22 +51,15 @@ if str(workflow_lib) not in sys.path:
 WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".snakemake")
 
+CONFIG_SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
 
-def science_api_missing() -> str | None:
-    """Why the science API the pipeline calls is unavailable, or None if it is there."""
-    needed = {
-        "aimrepro.paper1.state_evolution": ("se_table", "solve_se", "weak_recovery_threshold"),
-        "aimrepro.paper1.channels": ("make_channel", "CHANNELS"),
-    }
-    for module_name, names in needed.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as err:
-            return f"waiting for {module_name} ({err})"
-        missing = [name for name in names if not hasattr(module, name)]
-        if missing:
-            return f"waiting for {module_name}.{', '.join(missing)}"
-    return None
+
+# --- files and commands -------------------------------------------------------------
+
+
+def sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, as the sidecars record it."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def executable(name: str) -> str:
@@ -61,6 +68,43 @@ def executable(name: str) -> str:
     if not path.exists():
         pytest.fail(f"{name} is not installed next to {sys.executable}")
     return str(path)
+
+
+def run_cli(*args: str, module: bool = False, cwd: Path | None = None,
+            timeout: float = 600) -> subprocess.CompletedProcess:
+    """The ``aimrepro`` command line in a subprocess, as a user runs it.
+
+    By default the venv's ``aimrepro`` script; with ``module`` as
+    ``python -m aimrepro.cli`` (both entry points must behave the same).
+    """
+    command = [sys.executable, "-m", "aimrepro.cli"] if module else [executable("aimrepro")]
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, check=False)
+
+
+def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
+    """A refused command line: exit 2, empty stdout, one stderr line naming each of ``names``."""
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    for name in names:
+        assert name in lines[0]
+
+
+
+def git(repository: Path, *args: str) -> str:
+    """Run git in ``repository`` with a test identity (no signing) and return its stripped stdout."""
+    command = ["git", "-c", "user.name=aimrepro-tests", "-c", "user.email=tests@invalid",
+               "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(command, cwd=repository, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+
+#: How docutils reports a message of any level in a log or a page: "<string>:1: (ERROR/3) ...".
+DOCUTILS_MESSAGE = re.compile(r"\((?:DEBUG|INFO|WARNING|ERROR|SEVERE)/\d\)")
+
+# --- repository copies and Snakemake ------------------------------------------------------
 
 
 def copy_repository(destination: Path, config: dict | None = None) -> Path:
@@ -79,21 +123,10 @@ def copy_repository(destination: Path, config: dict | None = None) -> Path:
     if config is not None:
         (destination / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     if shutil.which("git"):
-        git = ["git", "-c", "user.name=aimrepro-tests", "-c", "user.email=tests@invalid",
-               "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"]
-        subprocess.run([*git, "init", "-q"], cwd=destination, check=True)
-        subprocess.run([*git, "add", "-A"], cwd=destination, check=True)
-        subprocess.run([*git, "commit", "-q", "-m", "test copy"], cwd=destination, check=True)
+        git(destination, "init", "-q")
+        git(destination, "add", "-A")
+        git(destination, "commit", "-q", "-m", "test copy")
     return destination
-
-
-def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
-    """A refused command line: exit 2, empty stdout, one stderr line naming each of ``names``."""
-    assert done.returncode == 2 and done.stdout == ""
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, done.stderr
-    for name in names:
-        assert name in lines[0]
 
 
 def run_snakemake(workdir: Path, *args: str, check: bool = True,
@@ -110,6 +143,334 @@ def run_snakemake(workdir: Path, *args: str, check: bool = True,
     return completed
 
 
+def config_error_lines(done: subprocess.CompletedProcess) -> list[str]:
+    """The lines of a refused run's stderr that report an invalid config."""
+    return [line for line in done.stderr.splitlines() if "invalid config" in line]
+
+
+class edited_config:
+    """Context: the copy's config.yaml replaced by ``config`` (restored on exit).
+
+    Replacing, not ``--configfile``: Snakemake merges a config file given on
+    the command line into config.yaml, so a smaller config would inherit keys.
+    """
+
+    def __init__(self, workdir: Path, edit) -> None:
+        self.path, self.edit = workdir / "config.yaml", edit
+
+    def __enter__(self) -> dict:
+        self.original = self.path.read_text()
+        changed = yaml.safe_load(self.original)
+        self.edit(changed)
+        self.path.write_text(yaml.safe_dump(changed, sort_keys=False))
+        return changed
+
+    def __exit__(self, *exc) -> None:
+        self.path.write_text(self.original)
+
+
+# --- what Snakemake plans: `snakemake --summary` ----------------------------------------
+
+#: The columns of ``snakemake --summary`` (Snakemake 9, ``DAG.summary``).
+SUMMARY_COLUMNS = ("output_file", "date", "rule", "log-file(s)", "status", "plan")
+_PLAN_VALUES = {"update pending": True, "no update": False}
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One job of the DAG: its rule, its outputs (the result first) and their status."""
+
+    rule: str
+    outputs: tuple[str, ...]
+    statuses: tuple[str, ...]
+    pending: bool
+
+    @property
+    def output(self) -> str:
+        """The job's first output (the result, or a figure's PDF)."""
+        return self.outputs[0]
+
+
+class SnakemakePlan:
+    """Every job of a DAG as ``snakemake --summary`` lists it.
+
+    The summary has one row per output file, with the file's rule and
+    whether its job would run ("update pending") or not ("no update").  Rows
+    are grouped into jobs by the project's convention that each job writes
+    exactly one sidecar, ``<stem>.json``, next to outputs of the same stem;
+    the parser fails on any row that breaks it.  Jobs without outputs (rule
+    ``all``) do not appear.
+    """
+
+    def __init__(self, jobs: list[PlannedJob]) -> None:
+        self.jobs = jobs
+
+    def pending(self) -> list[PlannedJob]:
+        return [job for job in self.jobs if job.pending]
+
+    def pending_pairs(self) -> list[tuple[str, str]]:
+        """(rule, first output) of each job that would run, sorted."""
+        return sorted((job.rule, job.output) for job in self.pending())
+
+    def rule_counts(self) -> collections.Counter:
+        """Jobs that would run, per rule."""
+        return collections.Counter(job.rule for job in self.pending())
+
+    def outputs(self, rule: str) -> set[str]:
+        """First outputs of the jobs of ``rule`` that would run."""
+        return {job.output for job in self.pending() if job.rule == rule}
+
+
+def parse_summary(text: str) -> SnakemakePlan:
+    """Parse the standard output of ``snakemake --summary``."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    header = "\t".join(SUMMARY_COLUMNS)
+    if not lines or lines[0] != header:
+        raise ValueError(f"not a Snakemake summary: expected the header {header!r}, "
+                         f"got {lines[:1]!r}")
+    groups: dict[str, list[tuple[str, str, str, bool]]] = {}
+    for line in lines[1:]:
+        fields = line.split("\t")
+        if len(fields) != len(SUMMARY_COLUMNS):
+            raise ValueError(f"summary row with {len(fields)} fields: {line!r}")
+        row = dict(zip(SUMMARY_COLUMNS, fields))
+        if row["plan"] not in _PLAN_VALUES:
+            raise ValueError(f"unknown plan {row['plan']!r} in {line!r}")
+        stem = os.path.splitext(row["output_file"])[0]
+        groups.setdefault(stem, []).append((row["output_file"], row["rule"], row["status"],
+                                            _PLAN_VALUES[row["plan"]]))
+    jobs = []
+    for stem, rows in groups.items():
+        outputs, rules, statuses, pending = zip(*rows)
+        if len(set(rules)) != 1 or len(set(pending)) != 1:
+            raise ValueError(f"outputs of stem {stem} belong to several jobs: {rows}")
+        if outputs.count(f"{stem}.json") != 1:
+            raise ValueError(f"job of rule {rules[0]} writing {outputs} has no sidecar {stem}.json")
+        jobs.append(PlannedJob(rules[0], outputs, statuses, pending[0]))
+    return SnakemakePlan(jobs)
+
+
+def snakemake_plan(workdir: Path, *args: str) -> SnakemakePlan:
+    """What Snakemake would do in ``workdir`` (targets and options in ``args``), without doing it."""
+    return parse_summary(run_snakemake(workdir, "--summary", *args).stdout)
+
+
+@pytest.fixture(scope="session")
+def repo_copy(tmp_path_factory) -> Path:
+    """A pristine copy of the repository, shared by the tests that run no jobs: never modify it."""
+    return copy_repository(tmp_path_factory.mktemp("repo") / "aimrepro")
+
+
+@pytest.fixture(scope="session")
+def quick_plan(repo_copy) -> SnakemakePlan:
+    """Snakemake's plan of the repository's config at the quick scale, once per session."""
+    return snakemake_plan(repo_copy)
+
+
+@pytest.fixture(scope="session")
+def paper_plan(repo_copy) -> SnakemakePlan:
+    """Snakemake's plan of the repository's config at the paper scale, once per session."""
+    return snakemake_plan(repo_copy, "--config", "scale=paper")
+
+
+# --- configs ---------------------------------------------------------------------------------
+
+
+def repository_config() -> dict:
+    """The repository's config.yaml as written (a fresh copy)."""
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def validated(config: dict) -> dict:
+    """What the Snakefile does to a config before planning: schema defaults, then cross-key checks.
+
+    Raises :class:`aimrepro.config.ConfigError` with the message Snakemake would print.
+    """
+    from aimrepro.config import validate_config
+    from aimrepro_workflow.checks import check_config
+
+    validate_config(config, CONFIG_SCHEMA)
+    check_config(config)
+    return config
+
+
+#: Paper 1 theory: few rho, few grid points, one hardmax channel.
+_TINY_THEORY = {
+    "scale": "quick",
+    "scales": {
+        "quick": {"se_points": {"softmax": 4, "hardmax": 3, "small_width": 4}},
+        "paper": {"se_points": {"softmax": 8, "hardmax": 4, "small_width": 4}},
+    },
+    "paper1": {
+        "figure1": {
+            "T": 2,
+            "channels": ["hardmax"],
+            "left": {"rhos": [0.5], "alpha": {"spacing": "log", "lo": 0.1, "hi": 3}},
+            "right": {"rhos": [0.5], "alphabar": {"spacing": "log", "lo": 0.2, "hi": 6},
+                      "small_width_limit": True},
+        },
+        "figure2": {
+            "left": {"T": 2, "rhos": [0.5, 1.0],
+                     "alphapr": {"spacing": "lin", "lo": 0.01, "hi": 1},
+                     "rho_infinity": True,
+                     "rho_infinity_alpha": {"spacing": "lin", "lo": 0, "hi": 0.25}},
+            "right": {"T": 2, "rho": 0.5, "alphaT": {"spacing": "lin", "lo": 0.01, "hi": 1}},
+        },
+    },
+}
+
+#: Seed of the tiny paper-1 simulations (datasets, AMP, GD).
+TINY_SEED = 17
+
+
+def tiny_theory_config() -> dict:
+    """Paper 1's theory only: seven SE curves, two figures, the theory claims."""
+    return copy.deepcopy(_TINY_THEORY)
+
+
+def tiny_paper1_config() -> dict:
+    """Paper 1 whole and tiny: the theory, AMP markers on both figures, GD markers on Figure 2.
+
+    AMP: alpha indices 13 and 25 of the hardmax grid, 0 and 14 of the softmax
+    one, two seeds, d = 16.  GD: alpha indices 15 and 31 of its grid (0.017357
+    and 0.3), T = 2 and 3, two seeds, three students, d = 12.
+    """
+    config = tiny_theory_config()
+    config["seed"] = TINY_SEED
+    quick = config["scales"]["quick"]
+    quick["amp"] = {"hardmax": {"d": 16, "seeds": 2, "alpha_stride": 12},
+                    "softmax": {"d": 16, "seeds": 2, "alpha_stride": 14}}
+    quick["gd"] = {"d": 12, "seeds": 2, "inits": 3, "alpha_stride": 16, "alphaT_max": 3.2}
+    quick["data"] = {"test_samples": 40, "temporary": False}
+    paper1 = config["paper1"]
+    paper1["figure1"]["amp"] = {
+        "channels": ["hardmax"], "alpha": {"spacing": "log", "lo": 0.03, "hi": 8, "n": 32},
+        "last_index": 25, "first_index": [{"rho": 0.5, "index": 13}]}
+    paper1["figure2"]["right"]["amp"] = {
+        "beta": 1, "runs": [{"T": 2, "alpha": {"spacing": "log", "lo": 0.05, "hi": 0.3, "n": 16},
+                             "last_index": 14}]}
+    paper1["figure2"]["right"]["gd"] = {
+        "beta": 1, "Ts": [2, 3], "alpha": {"spacing": "log", "lo": 0.0012, "hi": 0.3, "n": 32},
+        "optimizer": {"lr": 0.1, "steps": 60, "init_scale": 1.0}}
+    paper1["amp_solver"] = {"damping": 0.5, "tol": 1e-5, "max_iter": 100}
+    return config
+
+
+_TINY_DYNAMICS = {
+    "seed": 0,
+    "threshold": 0.3,
+    "figure2": {"T": 1, "links": ["h1", "h2"], "rho": 0.5, "normalisation": "unit_variance",
+                "weight_decay": 0.0, "horizon": 0.4},
+    "figureS1": {"T": 2, "links": ["softmax", "linear"], "rho": 0.5, "beta": 1.0},
+    "figureS2": {"T": 2, "links": ["softmax", "hardmax"], "rho": 0.5, "beta": 1.0},
+    "figureS3": {"T": 1, "links": ["h1"], "rho": 0.5, "normalisation": "unit_variance",
+                 "eta": 0.05, "horizon": {"tied": 0.6, "direct": 0.6}, "stop_overlap": 0.5},
+}
+_TINY_DYNAMICS_SIZES = {
+    "figure2": {"d": 20, "batch": 16, "seeds": 2, "records": 9,
+                "lr": {"tied": {"h1": 0.01, "h2": 0.01}, "direct": {"h1": 0.02, "h2": 0.02}}},
+    "figureS1": {"dims": [12, 24], "n_samples": 2000},
+    "figureS2": {"n_grid": 7},
+    "figureS3": {"dims": {"tied": [16, 24], "direct": [16, 24]}, "batch": 16, "seeds": 2,
+                 "records": 9},
+}
+_TINY_MOMENTS = {
+    "figure1": {"T": 2, "rho": 0.5, "normalisation": "aim", "weight_decay": 0.0, "horizon": 0.8,
+                "orders": [2, 3, 4], "short_time": 0.3},
+    "figure4": {"rho": 0.5, "normalisation": "aim", "prefactor": 1.0, "weight_decay": 0.0,
+                "horizon": 0.06, "orders": [2, 4, 6], "short_time": 0.02},
+    "figureS6": {"rho": 0.5, "normalisation": "aim", "prefactor": 1.0, "matrix_scale": 0.3,
+                 "weight_decays": [0.0, 4.0], "t_min": 0.01, "horizon": 1.0,
+                 "times": [0.01, 0.1, 1.0], "short_time": 0.03},
+}
+_TINY_MOMENT_SIZES = {
+    "figure1": {"d": 20, "batch": 16, "lr": 0.01, "seeds": 2, "records": 9},
+    "figure4": {"d": 20, "batch": 16, "lr": 0.002, "seeds": 2, "records": 7},
+    "figureS6": {"d": 16, "max_order": 5, "records": 7},
+}
+_UNTIED_SCIENCE = {"T": 1, "rho": 1.0, "normalisation": "unit_variance", "init_scales": [1.0, 0.9]}
+_TINY_UNTIED = {
+    "figure3": {**_UNTIED_SCIENCE, "links": ["h1", "h2"], "teacher_mean": 0.0, "weight_decay": 0.0,
+                "horizon": 0.1},
+    "figureS4": {**_UNTIED_SCIENCE, "link": "h2", "teacher_mean": 2.0, "init_mean": 0.5,
+                 "fast_horizon": 2.0, "horizon": 0.06},
+    "figureS5": {**_UNTIED_SCIENCE, "link": "h2", "teacher_means": [0.0, 2.0], "fast_horizon": 1.0,
+                 "horizon": 0.2, "stop_overlap": 0.5},
+}
+_TINY_UNTIED_SIZES = {
+    "figure3": {"d": 16, "batch": 16, "seeds": 1, "records": 5, "lr": {"h1": 0.02, "h2": 0.02}},
+    "figureS4": {"dims": [12, 20], "batch": 16, "seeds": 1, "records": 4, "fast_records": 4,
+                 "lr": 0.02},
+    "figureS5": {"dims": [12, 20], "batch": 16, "seeds": 2, "records": 5, "fast_records": 3,
+                 "lr": 0.02, "n_grid": 9},
+    "untied_flow": {"method": "RK45", "rtol": 1e-4},
+}
+
+#: Paper 2's figures per family (with the family's claims fragment, the targets of the tiny paper-2 run).
+PAPER2_FIGURES = {
+    "dynamics": ("paper2_fig2", "paper2_figS1", "paper2_figS2", "paper2_figS3"),
+    "moments": ("paper2_fig1", "paper2_fig4", "paper2_figS6"),
+    "untied": ("paper2_fig3", "paper2_figS4", "paper2_figS5"),
+}
+
+
+def paper2_targets(*families: str, scale: str = "quick") -> list[str]:
+    """The figures (PDF) and claims fragment of each of paper 2's ``families``."""
+    targets = []
+    for family in families:
+        targets += [f"figures/{scale}/{name}.pdf" for name in PAPER2_FIGURES[family]]
+        targets.append(f"results/{scale}/claims/paper2_{family}.tsv")
+    return targets
+
+
+def paper2_figure_inputs(plan, scale: str, name: str) -> set[str]:
+    """The results a figure of paper 2 reads, as its rule in figures.smk takes them from ``plan``."""
+    def paths_of(runs, *keys):
+        return {run[key] for run in runs for key in keys}
+
+    inputs = {
+        "paper2_fig1": lambda: paths_of(plan.figure1_moment_runs(scale), "path", "flow_path",
+                                        "truncations_path"),
+        "paper2_fig2": lambda: paths_of(plan.figure2_runs(scale), "path", "flow_path"),
+        "paper2_fig3": lambda: paths_of(plan.figure3_untied_runs(scale), "path", "flow_path"),
+        "paper2_fig4": lambda: paths_of(plan.figure4_moment_runs(scale), "path", "exact_path",
+                                        "truncations_path"),
+        "paper2_figS1": lambda: set(plan.theorem1_paths(scale)),
+        "paper2_figS2": lambda: set(plan.landscape_paths(scale)),
+        "paper2_figS3": lambda: paths_of(plan.figureS3_runs(scale), "path", "flow_path"),
+        "paper2_figS4": lambda: (paths_of(plan.figureS4_runs(scale), "path", "flow_path")
+                                 | paths_of(plan.figureS4_limit_runs(scale), "limit_path")),
+        "paper2_figS5": lambda: (paths_of(plan.figureS5_runs(scale), "path", "flow_path")
+                                 | {plan.fast_states_path(scale)}),
+        "paper2_figS6": lambda: paths_of(plan.figureS6_tables(scale), "path"),
+    }
+    return inputs[name]()
+
+
+def tiny_paper2_config(*families: str) -> dict:
+    """Paper 1's tiny theory with paper 2's dynamics and the ``families`` named ("moments", "untied").
+
+    The schema requires the dynamics sections whenever paper2 is configured.
+    Dynamics: Figure 2 d = 20, two links, two seeds; S1 d = 12, 24; S2 a 7 x 7
+    grid; S3 d = 16, 24, two seeds.  Moments: d = 20 (S6: 16), two seeds.
+    Untied: d = 16 (Figure 3), 12 and 20 (S4, S5).
+    """
+    unknown = set(families) - {"moments", "untied"}
+    if unknown:
+        raise ValueError(f"families must be among 'moments', 'untied'; got {sorted(unknown)}")
+    config = tiny_theory_config()
+    config["paper2"] = copy.deepcopy(_TINY_DYNAMICS)
+    sizes = copy.deepcopy(_TINY_DYNAMICS_SIZES)
+    for family, science, size in (("moments", _TINY_MOMENTS, _TINY_MOMENT_SIZES),
+                                  ("untied", _TINY_UNTIED, _TINY_UNTIED_SIZES)):
+        if family in families:
+            config["paper2"].update(copy.deepcopy(science))
+            sizes.update(copy.deepcopy(size))
+    for scale in ("quick", "paper"):
+        config["scales"][scale]["paper2"] = copy.deepcopy(sizes)
+    return config
+
+
 #: The cluster tests' target (tests/cluster): Figure 2 of paper 1 with three
 #: SE curves in the left panel (rho = 0.5, 1 and infinity), one in the right
 #: panel, then the figure: five jobs on two DAG levels.  A dry run in the
@@ -121,7 +482,7 @@ CLUSTER_JOBS = 5
 
 def cluster_tiny_config() -> dict:
     """The repository's config with few curves of few points and no simulations."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config = repository_config()
     config["scales"]["quick"]["se_points"] = {"softmax": 4, "hardmax": 3, "small_width": 4}
     config["paper1"]["figure2"]["left"]["rhos"] = [0.5, 1.0]
     # Theory only: without simulation sizes at this scale, Figure 2 draws no
@@ -131,7 +492,120 @@ def cluster_tiny_config() -> dict:
     return config
 
 
+# --- the tiny runs, once per session ------------------------------------------------
+
+
 @pytest.fixture(scope="session")
-def repo_copy(tmp_path_factory) -> Path:
-    """A pristine copy of the repository, shared by the tests that do not run jobs."""
-    return copy_repository(tmp_path_factory.mktemp("repo") / "aimrepro")
+def tiny_run(tmp_path_factory) -> Path:
+    """A repository copy with :func:`tiny_paper1_config`, run to the end once per session.
+
+    Shared by test_workflow.py, test_amp_workflow.py, test_gd_workflow.py and test_report.py.
+    A test that changes the copy (its config, a source file, a result)
+    restores it as it was, mtimes included, so that the run stays complete
+    for the others.
+    """
+    workdir = copy_repository(tmp_path_factory.mktemp("tiny") / "aimrepro", tiny_paper1_config())
+    run_snakemake(workdir, "--cores", "2")
+    return workdir
+
+
+@pytest.fixture(scope="session")
+def tiny_paper2_run(tmp_path_factory) -> Path:
+    """A copy with ``tiny_paper2_config("moments", "untied")``: every figure of paper 2 and claims.md.
+
+    One run for test_workflow_paper2.py, test_workflow_moments.py and
+    test_workflow_untied.py, which only read it.
+    """
+    workdir = copy_repository(tmp_path_factory.mktemp("tiny_paper2") / "aimrepro",
+                              tiny_paper2_config("moments", "untied"))
+    run_snakemake(workdir, "--cores", "2", *paper2_targets("dynamics", "moments", "untied"),
+                  "results/quick/claims.md")
+    return workdir
+
+
+# --- what a figure draws (matplotlib artists) ----------------------------------------
+
+
+def errorbar_lines(ax) -> set:
+    """The lines of an axis that belong to error-bar containers (data line and caps)."""
+    found = set()
+    for container in ax.containers:
+        data_line, caplines, _ = container.lines
+        found.update([data_line, *caplines])
+    return found
+
+
+def plain_lines(ax) -> list:
+    """The lines of an axis that are not part of an error bar, in drawing order."""
+    markers = errorbar_lines(ax)
+    return [line for line in ax.get_lines() if line not in markers]
+
+
+def legend_texts(ax) -> list[str]:
+    """The entries of an axis' legend, in order."""
+    return [text.get_text() for text in ax.get_legend().get_texts()]
+
+
+def same_colour(a, b) -> bool:
+    """Whether two matplotlib colour specifications are the same RGBA colour."""
+    from matplotlib.colors import to_rgba
+
+    return to_rgba(a) == to_rgba(b)
+
+
+def yerr_of(container) -> np.ndarray:
+    """Half-lengths of an error-bar container's vertical bars."""
+    [bars] = container.lines[2]
+    return np.array([(segment[1, 1] - segment[0, 1]) / 2 for segment in bars.get_segments()])
+
+
+def xdata(line) -> np.ndarray:
+    return np.asarray(line.get_xdata(), float)
+
+
+def ydata(line) -> np.ndarray:
+    return np.asarray(line.get_ydata(), float)
+
+
+def xy(line) -> tuple[list, list]:
+    """A line's data as two lists of floats (for exact comparisons)."""
+    return list(xdata(line)), list(ydata(line))
+
+
+# --- synthetic paper-2 trajectories (claims and figures on known inputs) ----------------
+
+
+def tied_trajectory(times, p12, *, t1=0.4, t2=0.4, q22=0.5, d=100, batch=8, dt=0.01,
+                    blew_up=False):
+    """A symmetric tied-like trajectory with a prescribed structural overlap p12(t).
+
+    Its overlap ratio |p12|/p22 is ``p12 / (q22 - t2^2)``.
+    """
+    from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
+
+    times = np.asarray(times, dtype=float)
+    rows = [OrderParameters.symmetric([t1, t2], [[0.5, p + t1 * t2], [p + t1 * t2, q22]])
+            .as_vector() for p in p12]
+    steps = np.rint(times / dt).astype(np.int64)
+    return Trajectory(times, np.asarray(rows).reshape(-1, len(ORDER_NAMES)), d, blew_up,
+                      float(times[-1] + dt) if blew_up else math.nan,
+                      {"n_steps": steps, "n_samples": batch * steps})
+
+
+def untied_trajectory(d, tau, overlap, mean, *, blew_up=False, flow_mean=None):
+    """An untied trajectory with symmetric overlap ``overlap(τ)`` and student mean ``mean(τ)``."""
+    from aimrepro.paper2.trajectory import ORDER_NAMES, Trajectory
+
+    tau = np.asarray(tau, dtype=float)
+    s, m = overlap(tau), mean(tau)
+    order = np.zeros((tau.size, len(ORDER_NAMES)))
+    columns = dict(zip(ORDER_NAMES, order.T))
+    columns["t1"][:] = m / math.sqrt(d)
+    columns["Psi22"][:] = columns["Omega22"][:] = 0.5
+    columns["Psi12"][:] = columns["Omega12"][:] = 0.5 * s
+    columns["Psi11"][:] = columns["Omega11"][:] = 0.5
+    extra = {"t_fast": tau * d}
+    if flow_mean is not None:
+        extra.update(m_flow=flow_mean(tau), m_fast=flow_mean(tau))
+    return Trajectory(tau, np.stack([columns[n] for n in ORDER_NAMES], axis=1), d, blew_up,
+                      tau[-1] if blew_up else math.nan, extra)

@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from conftest import (BIN, CLUSTER_JOBS, CLUSTER_TARGET, copy_repository, cluster_tiny_config,
-                      executable, science_api_missing)
+                      executable, git)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -78,9 +78,6 @@ def cluster_unavailable() -> str | None:
     if OPT_IN not in ("1", "required"):
         return ("opt-in: set AIMREPRO_CLUSTER_TESTS=1 to bring up a throwaway one-node Slurm "
                 "here (root, Debian: installs slurmctld, slurmd, munge)")
-    missing = science_api_missing()
-    if missing:
-        return missing
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
         return "the Slurm executor plugin is not installed: pip install -e '.[slurm]'"
     if os.geteuid() != 0:
@@ -120,11 +117,6 @@ def slurm_cluster(tmp_path_factory):
     finally:
         subprocess.run(["bash", str(SLURM_DOWN)], stdin=subprocess.DEVNULL, timeout=120,
                        check=False)
-
-
-def git_head(workdir: Path) -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=workdir, capture_output=True,
-                          text=True, check=True).stdout.strip()
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -218,7 +210,7 @@ def test_every_job_is_a_completed_slurm_job(slurm_run):
     assert {record["rule"] for record in records.values()} == {"se_curve", "paper1_fig2"}
     if shutil.which("git"):
         # Provenance works inside the jobs too: the commit of the working directory.
-        head = git_head(workdir)
+        head = git(workdir, "rev-parse", "HEAD")
         assert all(record["git"] == {"commit": head, "dirty": False}
                    for record in records.values())
     for job_id in submitted:

@@ -1,8 +1,7 @@
 """The ``aimrepro`` command line, run as a user would: in a subprocess.
 
-Tests of ``aimrepro se`` need the science API (``aimrepro.paper1.state_evolution``
-and ``aimrepro.paper1.channels``); they carry the ``science_api`` skip with the
-reason naming what is missing, so a run shows what is still waiting.
+Both entry points are exercised: the installed ``aimrepro`` script and
+``python -m aimrepro.cli``.
 """
 
 from __future__ import annotations
@@ -10,29 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from aimrepro.paper1 import thresholds
 from aimrepro.records.sidecars import write_sidecar
 
-from conftest import assert_usage_error, executable, science_api_missing
-
-needs_science = pytest.mark.skipif(science_api_missing() is not None,
-                                   reason=str(science_api_missing()))
-
-
-def run_module(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aimrepro.cli", *args], capture_output=True,
-                          text=True, timeout=600, cwd=cwd, check=False)
-
-
-def run_script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([executable("aimrepro"), *args], capture_output=True, text=True,
-                          timeout=600, check=False)
+from conftest import assert_usage_error, run_cli
 
 
 def json_lines(stdout: str) -> list[dict]:
@@ -44,14 +26,14 @@ def json_lines(stdout: str) -> list[dict]:
 
 @pytest.mark.parametrize(("rho", "T"), [(0.5, 2), (0.1, 2), (2.0, 2), (0.5, 4)])
 def test_threshold_prints_alpha_pr(rho, T):
-    done = run_script("threshold", "--T", str(T), "--rho", str(rho))
+    done = run_cli("threshold", "--T", str(T), "--rho", str(rho))
     assert done.returncode == 0, done.stderr
     assert json_lines(done.stdout) == [
         {"rho": rho, "T": T, "alpha_pr": thresholds.alpha_perfect_recovery(rho, T)}]
 
 
 def test_threshold_values_of_paper1_section4():
-    done = run_module("threshold", "--T", "2", "--rho", "0.5")
+    done = run_cli("threshold", "--T", "2", "--rho", "0.5", module=True)
     assert json.loads(done.stdout)["alpha_pr"] == pytest.approx(0.1875, abs=1e-15)
 
 
@@ -85,7 +67,7 @@ def test_threshold_values_of_paper1_section4():
     ([], ["se", "threshold", "provenance"]),
 ])
 def test_bad_arguments_exit_2_with_one_line(args, names):
-    done = run_module(*args)
+    done = run_cli(*args, module=True)
     assert_usage_error(done, names)
 
 
@@ -103,7 +85,7 @@ def test_provenance_prints_the_lineage_tree(tmp_path):
     common = dict(params={}, code=[], started=start, ended=start, repo=tmp_path)
     write_sidecar(csv, rule="se_curve", inputs=[], diagnostics={"converged": True}, **common)
     write_sidecar(pdf, rule="paper1_fig1", inputs=[csv], diagnostics={}, **common)
-    done = run_script("provenance", str(pdf))
+    done = run_cli("provenance", str(pdf))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(str(pdf)) and "rule paper1_fig1" in lines[0]
@@ -113,19 +95,18 @@ def test_provenance_prints_the_lineage_tree(tmp_path):
 def test_provenance_of_a_file_without_sidecar(tmp_path):
     lonely = tmp_path / "raw.txt"
     lonely.write_text("x")
-    done = run_module("provenance", str(lonely))
+    done = run_cli("provenance", str(lonely), module=True)
     assert done.returncode == 0
     assert "[no sidecar]" in done.stdout
 
 
-# --- se (needs the science API) ----------------------------------------------------
+# --- se ---------------------------------------------------------------------------
 
 
-@needs_science
 def test_se_softmax_prints_one_json_line_per_alpha_in_increasing_order():
     alpha_pr = thresholds.alpha_perfect_recovery(0.5, 2)
-    done = run_script("se", "--channel", "softmax", "--T", "2", "--rho", "0.5",
-                      "--alpha", "0.1", "0.02", "0.3")
+    done = run_cli("se", "--channel", "softmax", "--T", "2", "--rho", "0.5",
+                   "--alpha", "0.1", "0.02", "0.3")
     assert done.returncode == 0, done.stderr
     records = json_lines(done.stdout)
     assert [r["alpha"] for r in records] == [0.02, 0.1, 0.3]
@@ -140,18 +121,16 @@ def test_se_softmax_prints_one_json_line_per_alpha_in_increasing_order():
     assert records[2]["alpha"] > alpha_pr and records[2]["mmse"] == pytest.approx(0, abs=1e-8)
 
 
-@needs_science
 def test_se_softmax_does_not_depend_on_beta():
     base = ["se", "--channel", "softmax", "--T", "3", "--rho", "0.5", "--alpha", "0.03"]
-    beta1 = json_lines(run_module(*base).stdout)
-    beta5 = json_lines(run_module(*base, "--beta", "5").stdout)
+    beta1 = json_lines(run_cli(*base, module=True).stdout)
+    beta5 = json_lines(run_cli(*base, "--beta", "5", module=True).stdout)
     assert beta1[0]["mmse"] == pytest.approx(beta5[0]["mmse"], rel=1e-12)
 
 
-@needs_science
 def test_se_hardmax_paper_point():
-    done = run_module("se", "--channel", "hardmax_paper", "--T", "2", "--rho", "0.5",
-                      "--alpha", "1.0")
+    done = run_cli("se", "--channel", "hardmax_paper", "--T", "2", "--rho", "0.5", "--alpha", "1.0",
+                   module=True)
     assert done.returncode == 0, done.stderr
     [record] = json_lines(done.stdout)
     assert record["converged"] is True

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import assert_usage_error, executable
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([executable("aimrepro"), *args], capture_output=True, text=True, timeout=300,
-                          check=False)
+from conftest import assert_usage_error, run_cli
 
 
 def test_amp_prints_one_json_object_with_the_documented_keys():
@@ -23,8 +16,11 @@ def test_amp_prints_one_json_object_with_the_documented_keys():
     assert done.returncode == 0, done.stderr
     [line] = done.stdout.splitlines()
     record = json.loads(line)
-    assert set(record) == {"error", "generalisation_error", "iterations", "converged", "se_mmse"}
-    assert record["converged"] is True and isinstance(record["iterations"], int)
+    assert set(record) == {"error", "generalisation_error", "plugin_generalisation_error",
+                           "bayes_generalisation_error", "iterations", "status", "converged", "se_mmse"}
+    assert record["converged"] is True and record["status"] == "converged" and isinstance(record["iterations"], int)
+    assert record["generalisation_error"] == record["plugin_generalisation_error"]
+    assert 0 <= record["bayes_generalisation_error"] < 1e-3  # beyond alpha_PR both predictions are exact
     # beyond alpha_PR = 0.1875 the softmax error vanishes (SE and AMP)
     assert record["se_mmse"] == 0.0 and record["error"] < 1e-3
     assert run_cli(*args).stdout == done.stdout  # same seed, same numbers
@@ -44,6 +40,5 @@ def test_bad_amp_arguments_exit_2_with_one_line(args, names):
     defaults = {"--rho": "0.5", "--alpha": "0.1", "--d": "20", "--seed": "0"}
     given = {args[i] for i in range(0, len(args), 2)}
     full = ["amp", *args] + [x for k, v in defaults.items() if k not in given for x in (k, v)]
-    done = subprocess.run([sys.executable, "-m", "aimrepro.cli", *full], capture_output=True, text=True,
-                          timeout=300, check=False)
+    done = run_cli(*full, module=True)
     assert_usage_error(done, names)

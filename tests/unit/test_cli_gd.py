@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import assert_usage_error, executable
+from conftest import assert_usage_error, run_cli
 
 ARGS = {"--T": "2", "--rho": "0.5", "--alpha": "0.3", "--d": "16", "--inits": "3", "--steps": "200",
         "--lr": "0.1", "--seed": "5"}
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([executable("aimrepro"), *args], capture_output=True, text=True, timeout=300,
-                          check=False)
 
 
 def test_gd_prints_one_json_object_with_the_documented_keys():
@@ -45,6 +38,5 @@ def test_gd_prints_one_json_object_with_the_documented_keys():
 ])
 def test_bad_gd_arguments_exit_2_with_one_line(changed, names):
     full = ["gd", *[x for item in (ARGS | changed).items() for x in item]]
-    done = subprocess.run([sys.executable, "-m", "aimrepro.cli", *full], capture_output=True, text=True,
-                          timeout=300, check=False)
+    done = run_cli(*full, module=True)
     assert_usage_error(done, names)

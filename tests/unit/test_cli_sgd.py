@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import assert_usage_error
+from conftest import assert_usage_error, run_cli
 
 BASE = ["sgd", "--param", "tied", "--link", "h2", "--T", "1", "--d", "30", "--lr", "0.01",
         "--batch", "32", "--horizon", "0.4", "--seed", "2", "--records", "5"]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aimrepro.cli", *args], capture_output=True,
-                          text=True, timeout=300, check=False)
 
 
 def _with(**changes) -> list[str]:
@@ -31,7 +24,7 @@ def _with(**changes) -> list[str]:
 
 
 def test_sgd_prints_records_and_a_summary_line_reproducibly():
-    done = run_cli(*BASE)
+    done = run_cli(*BASE, module=True)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     records, summary = lines[:-1], lines[-1]
@@ -43,19 +36,19 @@ def test_sgd_prints_records_and_a_summary_line_reproducibly():
     assert set(summary) == {"weak_recovery_time", "threshold", "blew_up", "t_blowup", "n_steps"}
     assert summary["blew_up"] is False and summary["threshold"] == 0.3
     assert summary["weak_recovery_time"] is None or 0 < summary["weak_recovery_time"] <= 0.4
-    again = run_cli(*BASE)
+    again = run_cli(*BASE, module=True)
     assert again.stdout == done.stdout
 
 
 def test_sgd_untied_reports_factor_traces():
-    done = run_cli(*_with(param="untied", link="h1", horizon="0.05", records="2"))
+    done = run_cli(*_with(param="untied", link="h1", horizon="0.05", records="2"), module=True)
     assert done.returncode == 0, done.stderr
     first = json.loads(done.stdout.splitlines()[0])
     assert {"tA", "tB"} <= set(first)
 
 
 def test_sgd_reports_a_blow_up():
-    done = run_cli(*_with(link="h3", lr="5", batch="4", horizon="20"))
+    done = run_cli(*_with(link="h3", lr="5", batch="4", horizon="20"), module=True)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.splitlines()[-1])
     assert summary["blew_up"] is True and summary["t_blowup"] > 0
@@ -72,5 +65,5 @@ def test_sgd_reports_a_blow_up():
     ({"weight_decay": "-1"}, ["--weight-decay", ">= 0"]),
 ])
 def test_sgd_bad_arguments_exit_2_with_one_line(changes, names):
-    done = run_cli(*_with(**changes))
+    done = run_cli(*_with(**changes), module=True)
     assert_usage_error(done, names)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 import yaml
 
 from aimrepro.config import ConfigError, validate_config
 
-REPO = Path(__file__).resolve().parents[2]
-SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+from conftest import CONFIG_SCHEMA as SCHEMA, REPO
+
 CONFIG = yaml.safe_load((REPO / "config.yaml").read_text())
 
 
@@ -46,6 +45,14 @@ def test_defaults_are_filled_in():
      "paper1.figure1.left.rhos[0] = -1; allowed: a finite number > 0"),
     (lambda c: c["paper1"]["figure2"]["left"].__setitem__("T", 1),
      "paper1.figure2.left.T = 1; allowed: an integer >= 2"),
+    (lambda c: c["paper1"]["figure2"]["right"].__setitem__("T", 1),
+     "paper1.figure2.right.T = 1; allowed: an integer >= 2"),
+    (lambda c: c["paper1"]["figure1"]["channels"].__setitem__(0, "argmax"),
+     "paper1.figure1.channels[0] = 'argmax'; allowed: one of 'hardmax_paper', 'hardmax'"),
+    (lambda c: c["paper1"]["figure2"]["left"].__setitem__("rhos", "0.5"),
+     "paper1.figure2.left.rhos = '0.5'; allowed: a list of a finite number > 0"),
+    (lambda c: c["scales"]["quick"]["se_points"].__setitem__("softmax", "many"),
+     "scales.quick.se_points.softmax = 'many'; allowed: an integer >= 2"),
     (lambda c: c["paper1"]["figure1"].__setitem__("T", 3),
      "paper1.figure1.T = 3; allowed: an integer equal to 2"),
     (lambda c: c["paper1"]["figure1"]["channels"].__setitem__(1, "argmax"),
@@ -138,6 +145,7 @@ ABSURD = [
     # the examples (each alone in an otherwise default config)
     ("scales.quick.se_points.softmax", 10**7, "se_curve"),
     ("scales.quick.data.test_samples", 10**9, "gd_run"),
+    ("scales.paper.data.test_samples", 10**9, "gd_run"),
     ("paper1.figure2.right.gd.optimizer.steps", 10**12, "gd_run"),
     ("scales.quick.paper2.figure2.d", 10**6, "reference_flow"),
     ("scales.quick.paper2.figure2.batch", 10**9, "sgd_run"),

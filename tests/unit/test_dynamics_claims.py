@@ -1,30 +1,18 @@
-"""Paper-2 experiments, claim rows and figures on small or synthetic inputs (``docs/paper2.md`` §3, §5, §6)."""
+"""Paper-2 experiments and claim rows on small or synthetic inputs (``docs/paper2.md`` §3, §5).
+
+The figures drawn from such inputs: test_figures_paper2.py.
+"""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
 
+from conftest import tied_trajectory
+
 from aimrepro.claims import paper2_dynamics
 from aimrepro.paper2 import analysis
 from aimrepro.paper2 import experiments
-from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
-from aimrepro.figures.paper2_dynamics import (draw_figure2, draw_figure_s1, draw_figure_s2,
-                                              draw_figure_s3, mean_over_runs)
-
-
-def synthetic(times, p12, *, t1=0.4, t2=0.4, q22=0.5, d=100, batch=8, dt=0.01,
-              blew_up=False) -> Trajectory:
-    """A symmetric tied-like trajectory with a prescribed structural overlap p12(t)."""
-    times = np.asarray(times, dtype=float)
-    rows = [OrderParameters.symmetric([t1, t2], [[0.5, p + t1 * t2], [p + t1 * t2, q22]])
-            .as_vector() for p in p12]
-    steps = np.rint(times / dt).astype(np.int64)
-    return Trajectory(times, np.asarray(rows).reshape(-1, len(ORDER_NAMES)), d, blew_up,
-                      float(times[-1] + dt) if blew_up else math.nan,
-                      {"n_steps": steps, "n_samples": batch * steps})
 
 
 def test_landscape_table_masks_the_unrealisable_set_and_vanishes_at_the_teacher():
@@ -66,27 +54,27 @@ def test_theorem1_rows_judge_the_gap():
 
 def test_initial_slope_is_the_linear_coefficient():
     t = np.linspace(0, 0.2, 9)
-    run = synthetic(t, 0.3 * t - 0.5 * t ** 2)
+    run = tied_trajectory(t, 0.3 * t - 0.5 * t ** 2)
     assert analysis.initial_slope(run, window=0.1) == pytest.approx(0.3, rel=1e-9)
     # a coarse grid widens the window to 5 records
     assert analysis.initial_slope(run, window=0.01) == pytest.approx(0.3, rel=1e-9)
     with pytest.raises(ValueError, match="need >= 4 records"):
-        analysis.initial_slope(synthetic(t[:3], 0.3 * t[:3]), window=0.1)
+        analysis.initial_slope(tied_trajectory(t[:3], 0.3 * t[:3]), window=0.1)
 
 
 def test_weak_recovery_rows_on_synthetic_runs():
     t = np.linspace(0, 2.0, 41)
     scan, flows = {}, {}
     for d, direct_speed in ((50, 1.0), (100, 0.5), (200, 0.25)):
-        scan[("tied", "h2", d)] = [synthetic(t, 0.5 * np.minimum(t * s, 1), d=d)
+        scan[("tied", "h2", d)] = [tied_trajectory(t, 0.5 * np.minimum(t * s, 1), d=d)
                                    for s in (0.9, 1.0, 1.1)]
-        scan[("direct", "h2", d)] = [synthetic(t, 0.5 * np.minimum(t * direct_speed * s, 1), d=d)
+        scan[("direct", "h2", d)] = [tied_trajectory(t, 0.5 * np.minimum(t * direct_speed * s, 1), d=d)
                                      for s in (0.95, 1.0, 1.05)]
         flows[("tied", "h2", d)] = scan[("tied", "h2", d)][:1]
-    figure2 = {("tied", "h3"): [synthetic(t, 0.5 * np.minimum(t, 1))],
-               ("direct", "h3"): [synthetic(t, 0.05 + 0 * t)],
-               ("tied", "h1"): [synthetic(t, 0.5 * np.minimum(t, 1))],
-               ("direct", "h1"): [synthetic(t, 0.5 * np.minimum(2 * t, 1))]}
+    figure2 = {("tied", "h3"): [tied_trajectory(t, 0.5 * np.minimum(t, 1))],
+               ("direct", "h3"): [tied_trajectory(t, 0.05 + 0 * t)],
+               ("tied", "h1"): [tied_trajectory(t, 0.5 * np.minimum(t, 1))],
+               ("direct", "h1"): [tied_trajectory(t, 0.5 * np.minimum(2 * t, 1))]}
     rows = {r.id: r for r in paper2_dynamics.weak_recovery_rows(scan, figure2, threshold=0.3, eta=0.1,
                                                         horizon={"tied": 2.0, "direct": 2.0},
                                                         scan_flows=flows)}
@@ -99,32 +87,9 @@ def test_weak_recovery_rows_on_synthetic_runs():
     assert rows["p2-fig2-both-recover-h1"].passed
 
 
-def test_figures_draw_synthetic_results_with_blowups_marked():
-    t = np.linspace(0, 1.0, 11)
-    good = synthetic(t, 0.5 * t)
-    blown = synthetic(t[:4], 0.5 * t[:4], blew_up=True)
-    t_mean, mean, std, count = mean_over_runs([good, blown])
-    assert count.tolist() == [2] * 4 + [1] * 7 and mean[-1] == pytest.approx(0.5 / 0.34, rel=1e-9)
-    fig, diagnostics = draw_figure2({("tied", "h2"): [good, blown], ("direct", "h2"): [good]},
-                                    {("tied", "h2"): [good], ("direct", "h2"): [good]}, ["h2"],
-                                    threshold=0.3)
-    assert diagnostics["n_blowups"] == 1 and "blew up" in fig.get_suptitle()
-    rows = [{"d": d, "op_over_frob": 0.3 / math.sqrt(d / 50), "softmax_mc": 0.1 - 1e-3 / d,
-             "softmax_mc_stderr": 1e-5, "softmax_phi": 0.1, "linear_plain": 2.0,
-             "linear_plain_stderr": 1e-3, "linear_phi": 2.0} for d in (50, 100)]
-    assert draw_figure_s1(rows, ["softmax", "linear"]) is not None
-    table, _ = experiments.landscape_table("linear", T=2, rho=0.5, beta=1.0, n_grid=5)
-    assert draw_figure_s2({"linear": table}, rho=0.5, heatmap_link="linear") is not None
-    points = [{"param": p, "link": "h2", "d": d, "times": np.array([0.5, np.nan]),
-               "samples_scaled": np.array([1.0, np.nan]), "flow_times": np.array([0.6]),
-               "flow_samples_scaled": np.array([1.5])} for p in ("tied", "direct")
-              for d in (50, 100)]
-    assert draw_figure_s3(points, horizon={"tied": 2.0, "direct": 2.0}) is not None
-
-
 def test_blowup_diagnostics_say_whether_and_when_a_run_blew_up():
     times = np.linspace(0.0, 1.0, 5)
-    fine = synthetic(times, 0.1 * times)
+    fine = tied_trajectory(times, 0.1 * times)
     assert fine.blowup_diagnostics() == {"converged": True, "blew_up": False, "t_blowup": None}
-    broken = synthetic(times, 0.1 * times, blew_up=True, dt=0.25)
+    broken = tied_trajectory(times, 0.1 * times, blew_up=True, dt=0.25)
     assert broken.blowup_diagnostics() == {"converged": False, "blew_up": True, "t_blowup": 1.25}

@@ -1,4 +1,4 @@
-"""Initial velocities of weak recovery: [P eqs. 17, 23, 42, 356] (``paper2.md`` §5.1, §5.3)."""
+"""Initial velocities of weak recovery: [P eqs. 17, 23, 42, 356] (``docs/paper2.md`` §5.1, §5.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The truncated slow hierarchy of untied attention ([P App. F.2, Cor. 8]; ``paper2.md`` §2.3)."""
+"""The truncated slow hierarchy of untied attention ([P App. F.2, Cor. 8]; ``docs/paper2.md`` §2.3)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ import json
 import logging
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,10 @@ from aimrepro.records import logs
 from aimrepro.records import sidecars
 from aimrepro.records import tables
 
+from conftest import git, sha256
+
 T0 = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
 T1 = T0 + dt.timedelta(seconds=2.5)
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -111,14 +108,12 @@ def test_file_sha256(tmp_path):
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_git_state_reports_commit_and_dirty_flag(tmp_path):
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@invalid", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    git(tmp_path, "init", "-q")
     assert sidecars.git_state(tmp_path) == {"commit": "unknown", "dirty": None}  # no commit yet
     (tmp_path / "a.py").write_text("x = 1\n")
-    subprocess.run([*git, "add", "a.py"], cwd=tmp_path, check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], cwd=tmp_path, check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True,
-                          text=True, check=True).stdout.strip()
+    git(tmp_path, "add", "a.py")
+    git(tmp_path, "commit", "-qm", "one")
+    head = git(tmp_path, "rev-parse", "HEAD")
     assert sidecars.git_state(tmp_path) == {"commit": head, "dirty": False}
     (tmp_path / "a.py").write_text("x = 2\n")
     assert sidecars.git_state(tmp_path) == {"commit": head, "dirty": True}
@@ -165,12 +160,12 @@ def test_write_sidecar_records_every_required_field(tmp_path, monkeypatch):
     assert side == Path("result.json")
     record = json.loads((tmp_path / "result.json").read_text())
     assert record["schema"] == sidecars.SIDECAR_SCHEMA
-    assert record["outputs"] == {"result.csv": sha(result)}
+    assert record["outputs"] == {"result.csv": sha256(result)}
     assert record["rule"] == "se_curve"
     assert record["params"] == {"rho": "inf", "n": 4, "grid": [0.5, 1.0], "ok": True}
     assert record["seed"] == 7 and record["config_hash"] == "c" * 64
-    assert record["inputs"] == {"data.csv": sha(data)}
-    assert record["code"] == {"code.py": sha(code)}
+    assert record["inputs"] == {"data.csv": sha256(data)}
+    assert record["code"] == {"code.py": sha256(code)}
     assert record["diagnostics"] == {"converged": True, "iterations": 12, "residual": 1e-13}
     assert record["aimrepro_version"] == aimrepro.__version__
     assert set(record["git"]) == {"commit", "dirty"}

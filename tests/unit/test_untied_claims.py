@@ -1,4 +1,7 @@
-"""The untied claim rows and figures on synthetic trajectories (``docs/paper2.md`` §5.3, §6)."""
+"""The untied claim rows on synthetic trajectories (``docs/paper2.md`` §5.3).
+
+The figures drawn from such inputs: test_figures_paper2.py.
+"""
 
 from __future__ import annotations
 
@@ -7,38 +10,21 @@ import math
 import numpy as np
 import pytest
 
+from conftest import untied_trajectory
+
 from aimrepro.claims import paper2_untied
 from aimrepro.paper2 import analysis
-from aimrepro.paper2.trajectory import ORDER_NAMES, Trajectory
-from aimrepro.figures.paper2_untied import draw_figure3, draw_figure_s4, draw_figure_s5
-
-
-def _run(d, tau, overlap, mean, *, blew_up=False, flow_mean=None):
-    """A trajectory with symmetric overlap ``overlap(τ)`` and student mean ``mean(τ)``."""
-    tau = np.asarray(tau, dtype=float)
-    s, m = overlap(tau), mean(tau)
-    order = np.zeros((tau.size, len(ORDER_NAMES)))
-    columns = dict(zip(ORDER_NAMES, order.T))
-    columns["t1"][:] = m / math.sqrt(d)
-    columns["Psi22"][:] = columns["Omega22"][:] = 0.5
-    columns["Psi12"][:] = columns["Omega12"][:] = 0.5 * s
-    columns["Psi11"][:] = columns["Omega11"][:] = 0.5
-    extra = {"t_fast": tau * d}
-    if flow_mean is not None:
-        extra.update(m_flow=flow_mean(tau), m_fast=flow_mean(tau))
-    return Trajectory(tau, np.stack([columns[n] for n in ORDER_NAMES], axis=1), d, blew_up,
-                      tau[-1] if blew_up else math.nan, extra)
 
 
 def _s4(d, seed_shift=0.0):
     tau = np.union1d(np.linspace(0, 0.2, 41), np.linspace(0, 6.0 / d, 31))
     mean = lambda t: 0.5 + 0.1 * np.minimum(t * d, 6.0) + 1.0 / d   # noqa: E731 -- on t
     overlap = lambda t: np.minimum(5 * t, 0.9) + seed_shift / d      # noqa: E731 -- on τ
-    return _run(d, tau, overlap, mean, flow_mean=mean)
+    return untied_trajectory(d, tau, overlap, mean, flow_mean=mean)
 
 
 def test_measures_on_synthetic_runs():
-    run = _run(100, np.linspace(0, 1, 11), lambda t: -t, lambda t: 0.5 + 0 * t)
+    run = untied_trajectory(100, np.linspace(0, 1, 11), lambda t: -t, lambda t: 0.5 + 0 * t)
     assert analysis.escape_time(run, 0.3) == pytest.approx(0.3)
     assert math.isnan(analysis.escape_time(run, 2.0))
     assert analysis.mean_at(run, 50.0) == pytest.approx(0.5)
@@ -69,7 +55,7 @@ def _s5(m2, d, seed):
     overlap = lambda t: sign * 0.5 * t / escape                          # noqa: E731
     star = math.sqrt(max(m2 ** 2 - 2, 0.0))
     mean = lambda t: sign * (0.05 + star * (1 - np.exp(-10 * t * d)))    # noqa: E731
-    return _run(d, tau, overlap, mean)
+    return untied_trajectory(d, tau, overlap, mean)
 
 
 def _fast_states():
@@ -83,7 +69,7 @@ def test_untied_claims_pass_on_an_ideal_synthetic_experiment():
     s4 = {d: [_s4(d)] for d in (100, 200, 400)}
     s5 = {(m2, d): [_s5(m2, d, seed) for seed in range(3)]
           for m2 in (0.0, 1.0, 2.0) for d in (50, 100, 200)}
-    figure3 = {link: [_run(100, np.linspace(0, 1.5, 31), lambda t, k=k: np.minimum(t / k, 0.9),
+    figure3 = {link: [untied_trajectory(100, np.linspace(0, 1.5, 31), lambda t, k=k: np.minimum(t / k, 0.9),
                            lambda t: 0 * t)] for link, k in (("h1", 0.1), ("h2", 1.0), ("h3", 9.0))}
     rows = paper2_untied.paper2_untied_claims(
         figure3=figure3, figureS4=s4, figureS4_flows=s4, figureS4_limits=s4[400], s4_link="h2",
@@ -101,16 +87,3 @@ def test_untied_claims_pass_on_an_ideal_synthetic_experiment():
     assert all(verdicts.values()), [k for k, v in verdicts.items() if not v]
     sign_row = next(row for row in rows if row.id == "p2-untied-sign-h2")
     assert sign_row.measured == "9/9"
-
-
-def test_untied_figures_draw_synthetic_results():
-    s4 = {d: [_s4(d)] for d in (100, 200)}
-    fig = draw_figure_s4(s4, s4, s4[200], fast_horizon=6.0, horizon=0.2)
-    assert len(fig.axes) == 2
-    s5 = {(m2, d): [_s5(m2, d, seed) for seed in range(2)] for m2 in (0.0, 2.0) for d in (50, 100)}
-    s5[(0.0, 50)][0] = _run(50, np.linspace(0, 2, 5), lambda t: 0 * t, lambda t: 0 * t)
-    fig = draw_figure_s5(s5, s5, _fast_states(), threshold=0.3, horizon=2.0, fast_horizon=4.0)
-    assert len(fig.axes) == 2
-    runs = {"h1": [_run(100, np.linspace(0, 1, 11), lambda t: t, lambda t: 0 * t, blew_up=True)]}
-    fig, diagnostics = draw_figure3(runs, runs, ["h1"], threshold=0.3)
-    assert diagnostics["n_blowups"] == 1 and "blew up" in fig._suptitle.get_text()

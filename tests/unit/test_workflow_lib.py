@@ -9,7 +9,8 @@ import re
 import pytest
 import yaml
 
-from conftest import REPO  # conftest also puts workflow/lib on sys.path
+from conftest import (REPO,  # conftest also puts workflow/lib on sys.path
+                      tiny_paper1_config, tiny_paper2_config, validated)
 
 from aimrepro.config import ConfigError, validate_config
 from aimrepro.paper1.channels import CHANNELS
@@ -151,6 +152,34 @@ def test_plan_of_the_quick_config(config):
     assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 12 + 1
 
 
+def test_plan_of_the_paper_scale(config):
+    plan = Plan(config)
+    figure2 = config["paper1"]["figure2"]
+    curves = plan.figure2_curves("paper")
+    assert len(curves) == len(figure2["left"]["rhos"]) + 2  # rho = infinity, right panel
+    # the papers' resolution: 128 points per finite-rho hardmax curve, 256 per softmax one
+    assert "results/paper/se/hardmax_T2_rho0.5/alpha_log_0.03_10_n128.csv" in [
+        curve["path"] for curve in plan.figure1_curves("paper")]
+    assert all(curve["path"].endswith("_n256.csv") for curve in curves)
+    # paper 2 at the paper's settings (docs/paper2.md §6): Figure 2 d = 400, lr 0.005, batch 512;
+    # Figures 1 and 4 d = 400, lr 0.01, batch 512; Figure 3 d = 800, lr 0.01, batch 4096
+    assert ("results/paper/sgd/tied_h3_T1_rho0.5_unit_variance_c0.5_d400/"
+            "lr0.005_B512_wd0_t3_n241_stopnone_seed4.csv") in [
+        run["path"] for run in plan.figure2_runs("paper")]
+    assert ("results/paper/sgd/tied_softmax_T2_rho0.5_aim_c0.5_d400/"
+            "lr0.01_B512_wd0_t2_n81_stopnone_seed0.csv") in [
+        run["path"] for run in plan.figure1_moment_runs("paper")]
+    assert ("results/paper/sgd/tied_linear_T1_rho0.5_aim_c1_d400/"
+            "lr0.01_B512_wd0_t0.1_n81_stopnone_seed2.csv") in [
+        run["path"] for run in plan.figure4_moment_runs("paper")]
+    assert ("results/paper/untied/sgd/h3_T1_rho1_unit_variance_sU1_sV0.9_m20_m0none_d800/"
+            "lr0.01_B4096_wd0_tau1.5_n151_fast0x0_stopnone_seed2.csv") in [
+        run["path"] for run in plan.figure3_untied_runs("paper")]
+    targets = plan.all_targets("paper")
+    assert targets[-1] == "results/paper/claims.md" and len(targets) == 3 * 12 + 1
+    assert all(target.startswith(("results/paper/", "figures/paper/")) for target in targets)
+
+
 def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     reduced = copy.deepcopy(config)
     del reduced["scales"]["quick"]["amp"], reduced["scales"]["quick"]["gd"]
@@ -184,3 +213,52 @@ def test_cross_key_checks_name_the_key(config, edit, message):
     assert str(caught.value).startswith("invalid config: ")
     assert message in str(caught.value) and "\n" not in str(caught.value)
     check_config(config)  # the repository's config passes
+
+
+def _pop(path):
+    def edit(config):
+        *parents, last = path.split(".")
+        node = config
+        for key in parents:
+            node = node[key]
+        del node[last]
+    return edit
+
+
+def _amp_first_rho(config):
+    config["paper1"]["figure1"]["amp"]["first_index"][0]["rho"] = 0.3
+
+
+def _gd_inits(config):
+    config["scales"]["quick"]["gd"]["inits"] = 0
+
+
+def _low_stop_overlap(config):
+    config["paper2"]["figureS3"]["stop_overlap"] = 0.2
+
+
+@pytest.mark.parametrize("config, edit, message", [
+    (tiny_paper1_config, _amp_first_rho,
+     "paper1.figure1.amp.first_index[0].rho = 0.3; allowed: one of left.rhos [0.5]"),
+    (tiny_paper1_config, _gd_inits, "scales.quick.gd.inits = 0; allowed: "),
+    (tiny_paper2_config, _low_stop_overlap,
+     "paper2.figureS3.stop_overlap = 0.2; allowed: a number >= paper2.threshold (0.3)"),
+    (lambda: tiny_paper2_config("untied"), _pop("paper2.figureS4"),
+     "paper2.figureS4 is missing; allowed: a mapping (the untied figures need paper2.figure3, "
+     "figureS4, figureS5 together)"),
+    (lambda: tiny_paper2_config("moments"), _pop("scales.quick.paper2.figure4"),
+     "scales.quick.paper2.figure4 is missing; allowed: the sizes of paper2.figure4 at scale quick "
+     "(see config.yaml)"),
+], ids=["amp-first-rho", "gd-inits", "stop-overlap", "untied-sections", "moment-preset"])
+def test_the_tiny_configs_are_checked_as_the_snakefile_checks_them(config, edit, message):
+    """The messages Snakemake prints for these configs (the Snakefile runs ``validated``)."""
+    good = config()
+    validated(copy.deepcopy(good))
+    edit(good)
+    with pytest.raises(ConfigError) as caught:
+        validated(good)
+    assert str(caught.value).startswith("invalid config: " + message)
+    assert "\n" not in str(caught.value)
+    if not message.endswith("allowed: "):
+        assert str(caught.value) == "invalid config: " + message
+

@@ -4,6 +4,7 @@ A run killed with SIGKILL half-way and resumed as the README says gives the
 same bytes as an uninterrupted run; a truncated intermediate table is
 refused by the job that would draw from it, ``aimrepro provenance --check``
 tells the damage, and deleting the table and rerunning restores the bytes.
+The target is the cluster tests' (tests/cluster), whose DAG is checked here too.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from conftest import (CLUSTER_TARGET, cluster_tiny_config, copy_repository, executable,
-                      run_snakemake)
+from conftest import (CLUSTER_JOBS, CLUSTER_TARGET, cluster_tiny_config, copy_repository,
+                      executable, run_cli, run_snakemake, snakemake_plan)
 
 pytestmark = pytest.mark.workflow
 
@@ -42,17 +44,33 @@ def result_bytes(workdir: Path) -> dict[str, bytes]:
 
 
 def provenance_check(workdir: Path, path: str) -> subprocess.CompletedProcess:
-    return subprocess.run([executable("aimrepro"), "provenance", "--check", path], cwd=workdir,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli("provenance", "--check", path, cwd=workdir, timeout=120)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An uninterrupted run: its working directory and the bytes it made."""
+
+    workdir: Path
+    bytes: dict[str, bytes]
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> dict[str, bytes]:
-    """The bytes of an uninterrupted run."""
+def reference(tmp_path_factory) -> Reference:
+    """An uninterrupted run.  A test that damages it repairs it before it ends."""
     workdir = copy_repository(tmp_path_factory.mktemp("uninterrupted") / "aimrepro",
                               cluster_tiny_config())
-    run_snakemake(workdir, "--cores", "1", TARGET)
-    return result_bytes(workdir)
+    run_snakemake(workdir, "--cores", "2", TARGET)
+    return Reference(workdir, result_bytes(workdir))
+
+
+def test_the_cluster_target_is_five_theory_jobs(reference):
+    """The DAG the cluster tests count (tests/cluster) is what they expect, and it is complete."""
+    plan = snakemake_plan(reference.workdir, TARGET)
+    rules = sorted(job.rule for job in plan.jobs)
+    assert len(rules) == CLUSTER_JOBS, rules
+    assert set(rules) == {"se_curve", "paper1_fig2"}
+    assert plan.pending() == []
 
 
 def test_a_run_killed_mid_way_resumes_to_the_same_bytes(tmp_path, reference):
@@ -72,13 +90,12 @@ def test_a_run_killed_mid_way_resumes_to_the_same_bytes(tmp_path, reference):
     # The recovery the README gives: release the lock, redo incomplete jobs.
     run_snakemake(workdir, "--unlock")
     run_snakemake(workdir, "--cores", "1", "--rerun-incomplete", TARGET)
-    assert result_bytes(workdir) == reference
+    assert result_bytes(workdir) == reference.bytes
     assert provenance_check(workdir, "figures/quick/paper1_fig2.pdf").returncode == 0
 
 
-def test_a_truncated_intermediate_is_refused_then_rebuilt(tmp_path, reference):
-    workdir = copy_repository(tmp_path / "aimrepro", cluster_tiny_config())
-    run_snakemake(workdir, "--cores", "1", TARGET)
+def test_a_truncated_intermediate_is_refused_then_rebuilt(reference):
+    workdir = reference.workdir  # a complete run: damaged here, then repaired
     figure = "figures/quick/paper1_fig2.pdf"
     assert provenance_check(workdir, figure).returncode == 0
 
@@ -99,5 +116,5 @@ def test_a_truncated_intermediate_is_refused_then_rebuilt(tmp_path, reference):
 
     table.unlink()  # the remedy the message gives
     run_snakemake(workdir, "--cores", "1", TARGET)
-    assert result_bytes(workdir) == reference
+    assert result_bytes(workdir) == reference.bytes
     assert provenance_check(workdir, figure).returncode == 0

@@ -1,6 +1,6 @@
-"""The exact finite-d mean drift of tied online SGD for polynomial links (ours; ``paper2.md`` §5.1).
+"""The exact finite-d mean drift of tied online SGD for polynomial links (ours; ``docs/paper2.md`` §5.1).
 
-[P eq. 17] and the matrix flow of ``paper2.md`` §4.3 evaluate the expected
+[P eq. 17] and the matrix flow of ``docs/paper2.md`` §4.3 evaluate the expected
 SGD increment with the *Gaussian-equivalent* indices of Theorem 1.  At finite
 d the indices G_k = (xᵀS_kx − Tr S_k)/√d are not Gaussian: their joint
 cumulants of order k ≥ 3 are O(d^{1−k/2}).  For a polynomial link (h₁, h₂,
@@ -8,7 +8,7 @@ h₃) the exact expectation of the one-step increment over x ~ N(0, I_d) is a
 finite combination of joint moments of centered quadratic forms, which this
 module computes without sampling.  It is the drift online SGD follows at
 fixed d in the limit of a small learning rate (the O(α d/B) noise term aside,
-``paper2.md`` §2.4), as opposed to the d → ∞ drift of the flows.
+``docs/paper2.md`` §2.4), as opposed to the d → ∞ drift of the flows.
 
 One token (L = 1), loss ℒ = c (h(G₁) − h(G₂))², student S₁ = W Wᵀ, fixed
 teacher S₂, time t = 4αn/d ([P eq. 9]).  One SGD step changes S₁ by

@@ -1,6 +1,6 @@
 """Initial velocities of weak recovery: [P eq. 17] (tied), [P eq. 23] (sign of Γ₁₂), [P eq. 42] (untied).
 
-Tied attention, [P eq. 17] (``paper2.md`` §5.1 T3)
+Tied attention, [P eq. 17] (``docs/paper2.md`` §5.1 T3)
     At an uninformative start (p̄₁₂ = 0 and the mixed centered third moments
     of Assumption 3 vanish) the structural overlap p₁₂ = q₁₂ − t₁t₂ leaves 0
     with velocity dp̄₁₂/dt|₀ = −2 Γ₁₂(q̄(0)) t̄₁(0) p̄₂₂
@@ -15,7 +15,7 @@ Sign of Γ₁₂, [P eq. 23]
     non-negative coefficients c_n = ½·2c Σ_{|ν| = n} ν! ‖H_ν‖² (the Hermite
     coefficients H_ν of ∇F(√q B^{1/2} z) B^{1/2}), so Γ₁₂ < 0 at ρ > 0 unless
     ∇F ≡ 0 (:func:`cross_gradient_series`).  With 𝒞 = I the expectation
-    factorises over independent scalar channels (ours, ``paper2.md`` §3.2–3.3):
+    factorises over independent scalar channels (ours, ``docs/paper2.md`` §3.2–3.3):
 
     * elementwise links, any T: T diagonal entries of variance 2q (weight
       B = 2) and T(T − 1) off-diagonal ones of variance q (weight 1), so
@@ -23,7 +23,7 @@ Sign of Γ₁₂, [P eq. 23]
       a_n(σ) = E[h'(σZ) He_n(Z)]/n!;
     * row softmax at T = 2: each row depends on v = G_aa − G_ab ~ N(0, 3q)
       only, and c_n = 12 c n! b_n², b_n = E[β σ'(β√(3q) Z) He_n(Z)]/n!
-      (σ the logistic function; ``paper2.md`` §3.3: Γ₁₂ = −6β² E σ'σ' at c = ½).
+      (σ the logistic function; ``docs/paper2.md`` §3.3: Γ₁₂ = −6β² E σ'σ' at c = ½).
 
     Hardmax has ∇F = 0 almost everywhere: the series is identically zero
     although the closed-form potential (2/π) arccos(cos) has Γ₁₂ < 0; the
@@ -34,7 +34,7 @@ Sign of Γ₁₂, [P eq. 23]
     −Γ₁₂ = (3/2)[(2q₁₁ − 1)(2q₂₂ − 1) + 2(2q₁₂)²] (ours), negative when the
     two index variances straddle 1 (:func:`cross_gradient_sign_table`).
 
-Untied attention, [P eq. 42] (``paper2.md`` §5.3 U2)
+Untied attention, [P eq. 42] (``docs/paper2.md`` §5.3 U2)
     After the fast boundary layer the overlaps q₁₂ = (q⁽¹⁾₁₂, q⁽²⁾₁₂) leave 0
     with slow velocity dq̄₁₂/dτ|₀ = −2 D₁(0) Q₂ g*₁₂, D₁ = t^A + t^B,
     Q₂ = [[q⁽¹⁾₂₂, q⁽²⁾₂₂], [q⁽²⁾₂₂, q⁽¹⁾₂₂]] and g*₁₂ = (∂Φ/∂q⁽¹⁾₁₂,

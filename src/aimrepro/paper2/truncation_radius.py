@@ -2,7 +2,7 @@
 
 For ℒ = c (G₁ − G₂)², L = 1, the truncation of order M of the hierarchy is
 the Taylor polynomial of degree M − 1 (in t) of the exact moments
-([P eqs. 340–341, 346]; ``paper2.md`` §4.2).  Corollary 2 bounds the error
+([P eqs. 340–341, 346]; ``docs/paper2.md`` §4.2).  Corollary 2 bounds the error
 uniformly in time only for γ > γ*; at γ = 0 the Taylor series of the
 moments converges for |t| < R only, R the distance from t = 0 to the nearest
 complex singularity of t ↦ S₁(t), and "larger M is better" holds for

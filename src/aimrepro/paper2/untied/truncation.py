@@ -1,6 +1,6 @@
 """The truncated slow hierarchy of untied attention ([P App. F.2, eqs. 892–914, Cor. 8]).
 
-Slow phase of untied attention (``paper2.md`` §2.3; [P eqs. 29–32]): with
+Slow phase of untied attention (``docs/paper2.md`` §2.3; [P eqs. 29–32]): with
 M = U Vᵀ, A = U Uᵀ, B = V Vᵀ (student) and N = M₂ (teacher, fixed), the
 normalised traces μ_α = Tr(Z₁⋯Z_w)/d of words over the alphabet
 {M, Mᵀ, A, B, N, Nᵀ} obey, on τ = nα/d,

@@ -1,4 +1,7 @@
-"""aimrepro.figures.style and aimrepro.figures.paper1: style, unconverged points, saving."""
+"""aimrepro.figures.style: palette, theory lines with unconverged points, saving with provenance.
+
+What each figure module draws is tested in test_figures_paper1.py and test_figures_paper2.py.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import numpy as np
 import pytest
 
 from aimrepro.figures import style as plotting
-from aimrepro.figures.paper1 import SECurve, draw_figure1, draw_figure2, se_curve_from_table
+from aimrepro.figures.paper1 import SECurve, draw_figure2
 
 META = {"commit": "a" * 40, "dirty": False, "config_hash": "b" * 64, "title": "test figure"}
 
@@ -67,30 +70,3 @@ def test_save_figure_requires_commit_and_config_hash(tmp_path):
     with pytest.raises(ValueError, match="config_hash"):
         plotting.save_figure(fig, tmp_path / "f.pdf", tmp_path / "f.png", {"commit": "x"})
     assert list(tmp_path.iterdir()) == []
-
-
-def test_figure1_counts_and_annotates_unconverged_points():
-    left = [curve("hardmax_paper", 0.5), curve("hardmax", 0.5, unconverged=[2])]
-    right = [curve("hardmax_paper", 0.5, unconverged=[0, 1]), curve("hardmax", 0.0)]
-    fig, n_bad = draw_figure1(left, right, {"hardmax_paper": 0.563, "hardmax": 0.403})
-    assert n_bad == 3
-    assert "3 unconverged" in fig.get_suptitle()
-    ax_left, ax_right = fig.axes
-    assert ax_left.get_xscale() == "log" and ax_left.get_yscale() == "log"
-    assert ax_right.get_legend() is not None
-
-
-def test_figure2_has_no_annotation_when_everything_converged():
-    fig, n_bad = draw_figure2([curve("softmax", 0.1), curve("softmax", math.inf)],
-                              [curve("softmax", 0.5)])
-    assert n_bad == 0 and fig.get_suptitle() == ""
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert labels == [r"$\rho = 0.1$", r"$\rho = \infty$"]
-
-
-def test_se_curve_from_table_checks_columns():
-    table = {"alphabar": np.array([1.0]), "alpha": np.array([np.nan]),
-             "mmse": np.array([0.5]), "converged": np.array([True])}
-    assert se_curve_from_table(table, channel="hardmax", rho=0.0, x_column="alphabar").is_limit
-    with pytest.raises(ValueError, match="lacks columns"):
-        se_curve_from_table(table, channel="hardmax", rho=0.5, x_column="alphaT")
