@@ -368,7 +368,7 @@ _TINY_DYNAMICS = {
 }
 _TINY_DYNAMICS_SIZES = {
     "figure2": {"d": 20, "batch": 16, "seeds": 2, "records": 9,
-                "lr": {"tied": {"h1": 0.01, "h2": 0.01}, "direct": {"h1": 0.02, "h2": 0.02}}},
+                "lr": 0.01},
     "figureS1": {"dims": [12, 24], "n_samples": 2000},
     "figureS2": {"n_grid": 7},
     "figureS3": {"dims": {"tied": [16, 24], "direct": [16, 24]}, "batch": 16, "seeds": 2,
@@ -431,13 +431,17 @@ def paper2_figure_inputs(plan, scale: str, name: str) -> set[str]:
     inputs = {
         "paper2_fig1": lambda: paths_of(plan.figure1_moment_runs(scale), "path", "flow_path",
                                         "truncations_path"),
-        "paper2_fig2": lambda: paths_of(plan.figure2_runs(scale), "path", "flow_path"),
-        "paper2_fig3": lambda: paths_of(plan.figure3_untied_runs(scale), "path", "flow_path"),
-        "paper2_fig4": lambda: paths_of(plan.figure4_moment_runs(scale), "path", "exact_path",
-                                        "truncations_path"),
+        "paper2_fig2": lambda: (paths_of(plan.figure2_runs(scale), "path", "flow_path")
+                                | paths_of(plan.figure2_exact_flows(scale), "path")),
+        "paper2_fig3": lambda: (paths_of(plan.figure3_untied_runs(scale), "path", "flow_path")
+                                | paths_of(plan.figure3_plateau_runs(scale), "path")),
+        "paper2_fig4": lambda: (paths_of(plan.figure4_moment_runs(scale), "path", "exact_path",
+                                         "truncations_path")
+                                | {plan.figure4_radius(scale)["path"]}),
         "paper2_figS1": lambda: set(plan.theorem1_paths(scale)),
         "paper2_figS2": lambda: set(plan.landscape_paths(scale)),
-        "paper2_figS3": lambda: paths_of(plan.figureS3_runs(scale), "path", "flow_path"),
+        "paper2_figS3": lambda: (paths_of(plan.figureS3_runs(scale), "path", "flow_path")
+                                 | paths_of(plan.figureS3_flow_ensembles(scale), "path")),
         "paper2_figS4": lambda: (paths_of(plan.figureS4_runs(scale), "path", "flow_path")
                                  | paths_of(plan.figureS4_limit_runs(scale), "limit_path")),
         "paper2_figS5": lambda: (paths_of(plan.figureS5_runs(scale), "path", "flow_path")

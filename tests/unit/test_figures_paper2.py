@@ -80,7 +80,8 @@ def test_figure2_sgd_markers_flow_lines_and_blowups_per_parametrisation():
     assert tied.get_ylabel() == r"overlap $|p_{12}|/p_{22}$" and direct.get_ylabel() == ""
     assert tied.get_xlabel() == direct.get_xlabel() == r"time $t$ (ODE units)"
     assert tied.get_ylim() == pytest.approx((-0.03, 1.1))
-    assert tied.get_legend() is None and legend_texts(direct) == ["h1", "h2", "SGD", "flow"]
+    assert tied.get_legend() is None and legend_texts(direct) == ["h1", "h2", "SGD",
+                                                                  r"flow ($d\to\infty$ eqs.)"]
 
 
 def theorem1_row(d):
@@ -395,22 +396,29 @@ def test_figure_s5_escape_times_against_the_teacher_mean_and_the_fast_states():
     np.testing.assert_allclose(ydata(small.lines[0]), [0.6, 0.054])
     np.testing.assert_allclose(yerr_of(small), [0.1, 0.046])       # population s.d.
     np.testing.assert_allclose(xdata(large.lines[0]), [2 + offset])  # m2 = 0 is censored
-    flow_small, censored, flow_large, critical = plain_lines(left)
+    flow_small, censored, flow_large = plain_lines(left)  # no threshold line: only m2 = 0 stalls
     assert xy(censored) == ([pytest.approx(offset)], [pytest.approx(0.8)])  # (0.6 + horizon) / 2
     assert censored.get_markerfacecolor() == "none"
     np.testing.assert_allclose(ydata(flow_small), [0.6, 0.054])
     assert math.isnan(flow_large.get_ydata()[0])  # a flow that never escaped: no mean
-    assert list(critical.get_xdata()) == [pytest.approx(math.sqrt(2))] * 2
     assert left.get_yscale() == "log"
     assert left.get_ylabel() == r"escape time $\tau_{esc}$ ($|s| \geq 0.3$)"
-    assert legend_texts(left) == ["d = 50", "d = 100"]
+    assert legend_texts(left) == ["d = 50", "d = 100", "population flow",
+                                  r"$\tau_{inst}$: $m = 0$ unstable"]
     # right: every replicate's mean at t = 2 (hollow if it stopped earlier), the fast fixed points
     points = plain_lines(right)[:8]
     assert [p.get_ydata()[0] for p in points] == pytest.approx([0.0, 0.0, 1.4, -1.4, 0.0, 0.0, 1.4, -1.4])
     assert [p.get_markerfacecolor() == "none" for p in points] == [False] * 3 + [True] + [False] * 4
-    plus, minus, critical = plain_lines(right)[8:]
+    plus, minus = plain_lines(right)[8:]
     np.testing.assert_allclose(ydata(plus), star)
     np.testing.assert_allclose(ydata(minus), -star)
     assert right.get_ylabel() == "student mean at $t = 2$"
-    assert [text.get_text() for text in right.texts] == [r" $\sqrt{3v_1 - v_2}$"]
+    assert len(right.texts) == 0
+    # the instability times of the flows: dashed, one line per d, NaN where m = 0 is unstable at 0
+    fig = draw_figure_s5(runs, runs, fast_states, threshold=0.3, horizon=1.0, fast_horizon=2.0,
+                         instability={(0.0, 50): [0.4, 0.5], (2.0, 50): [0.0, 0.0],
+                                      (0.0, 100): [0.45, 0.45], (2.0, 100): [0.0, 0.0]})
+    dashed = [line for line in plain_lines(fig.axes[0]) if line.get_linestyle() == "--"]
+    assert len(dashed) == 2 and ydata(dashed[0])[0] == pytest.approx(0.45)
+    assert math.isnan(ydata(dashed[0])[1])
     assert left.get_xlabel() == right.get_xlabel() == r"teacher mean $m_2$"
