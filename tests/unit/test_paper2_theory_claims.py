@@ -251,3 +251,25 @@ def test_strong_recovery_rows_on_the_direct_ode_and_a_wrong_prediction():
     assert not wrong[0].passed
     with pytest.raises(ValueError, match="tied or direct"):
         theory_tables.predicted_loss_rate(ProblemSpec("tied", "softmax", 2, 30), 0)
+
+
+def test_untied_truncation_table_converges_in_m_and_its_row_judges_it():
+    from aimrepro.paper2.untied.truncation_table import truncation_error_table
+    spec = ProblemSpec("untied", "h1", 1, 40, rho=1.0, student_rho=1.0, init_scale=1.0,
+                       init_scale_v=0.9, teacher_mean=0.5)
+    table, diag = truncation_error_table(spec, [0, 1], np.linspace(0.0, 0.08, 5), max_order=4)
+    assert diag["converged"] and sorted(set(table["order"].tolist())) == [0, 2, 3, 4]
+    case = {"link": "h1", "teacher_mean": 0.5, "d": 40, "horizon": 0.08}
+    [row] = paper2_untied.truncation_rows([(case, table)])
+    assert row.id == "p2-untied-truncation-h1-m20.5" and row.passed, row.note
+    # swap the orders: the error now grows with M
+    swapped = dict(table)
+    order = np.asarray(table["order"]).copy()
+    order[table["order"] == 2], order[table["order"] == 4] = 4, 2
+    swapped["order"] = order
+    assert not paper2_untied.truncation_rows([(case, swapped)])[0].passed
+    with pytest.raises(ValueError, match="max_order must be"):
+        truncation_error_table(spec, [0], np.linspace(0.0, 0.08, 5), max_order=1)
+    with pytest.raises(ValueError, match="untied with T = 1"):
+        truncation_error_table(ProblemSpec("tied", "h1", 1, 40), [0], np.linspace(0, 0.1, 3),
+                               max_order=3)

@@ -33,7 +33,8 @@ def test_every_result_kind_is_one_spec():
         "SE_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
         "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FLOW_ENSEMBLE",
-        "TIED_VELOCITY", "RADIUS", "UNTIED_VELOCITY"}
+        "TIED_VELOCITY", "RADIUS", "UNTIED_VELOCITY",
+        "UNTIED_TRUNCATION"}
 
 
 def test_the_paper2_theory_tables_have_readable_paths_that_parse_back():

@@ -142,6 +142,8 @@ rule claims_paper2_untied:
         fast_states=lambda wildcards: PLAN.fast_states_path(wildcards.scale),
         velocity=lambda wildcards: column(PLAN.untied_velocity_tables(wildcards.scale), "path"),
         plateau=lambda wildcards: column(PLAN.figure3_plateau_runs(wildcards.scale), "path"),
+        truncations=lambda wildcards: column(PLAN.untied_truncation_tables(wildcards.scale),
+                                             "path"),
         code=script_code("claims_paper2_untied.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_untied"),
@@ -152,6 +154,7 @@ rule claims_paper2_untied:
         figureS5=lambda wildcards: PLAN.figureS5_runs(wildcards.scale),
         velocity=lambda wildcards: PLAN.untied_velocity_tables(wildcards.scale),
         plateau=lambda wildcards: PLAN.figure3_plateau_runs(wildcards.scale),
+        truncations=lambda wildcards: PLAN.untied_truncation_tables(wildcards.scale),
         threshold=P2.get("threshold"),
     log:
         paths.CLAIM_FRAGMENT.log(topic="paper2_untied"),

@@ -78,3 +78,21 @@ rule untied_velocity:
         runtime=30,
     script:
         "../scripts/untied_velocity.py"
+
+
+rule untied_truncation:
+    """s(tau) of the slaved slow flow and the untied truncations M = 2 .. max_order ([P Cor. 8])."""
+    input:
+        code=script_code("untied_truncation.py"),
+    output:
+        **paths.UNTIED_TRUNCATION.outputs(),
+    log:
+        paths.UNTIED_TRUNCATION.log(),
+    wildcard_constraints:
+        **paths.UNTIED_TRUNCATION.constraints(),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/untied_truncation.py"

@@ -35,7 +35,8 @@ def main(smk) -> None:
             s5_horizon=s5["horizon"], s5_fast_horizon=s5["fast_horizon"],
             threshold=p.threshold, velocity=velocity, plateau=plateau,
             plateau_link=p.plateau[0]["link"] if p.plateau else None,
-            plateau_start=p.plateau[0]["start"] if p.plateau else None)
+            plateau_start=p.plateau[0]["start"] if p.plateau else None,
+            truncations=[(case, read_table(case["path"])) for case in p.truncations])
         job.write_claims(rows, "paper-2 untied")
 
 

@@ -337,6 +337,15 @@ UNTIED_VELOCITY = ResultPath(
      "normalisation": choice(NORMALISATIONS), "sU": NUMBER_FIELD, "sV": NUMBER_FIELD,
      "m2": SIGNED_FIELD, "dims": DIMS_FIELD, "seed": SEED, "n": INTEGER_FIELD})
 
+#: s(tau) of the slaved slow flow and the untied truncations M = 2 .. max_order, n replicates.
+UNTIED_TRUNCATION = ResultPath(
+    "untied/truncation", "{link}_T{T}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{m2}_d{d}/"
+                         "tau{horizon}_n{records}_M{M}_seed{seed}x{n}", ".csv",
+    {"link": PAPER2_LINK, "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
+     "normalisation": choice(NORMALISATIONS), "sU": NUMBER_FIELD, "sV": NUMBER_FIELD,
+     "m2": SIGNED_FIELD, "d": INTEGER_FIELD, "horizon": NUMBER_FIELD, "records": INTEGER_FIELD,
+     "M": INTEGER_FIELD, "seed": SEED, "n": INTEGER_FIELD})
+
 #: The fast state m*(m2), the dichotomy factors and the teacher mean at which m = 0 is unstable
 #: at the initial moments, over teacher means.
 FAST_STATES = ResultPath(

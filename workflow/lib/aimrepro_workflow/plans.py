@@ -585,6 +585,29 @@ class Plan:
                      n=sizes["seeds"])}
                 for case in science["cases"]]
 
+    def untied_truncation_tables(self, scale: str) -> list[dict]:
+        """[P Cor. 8]: the untied truncations against the slaved slow flow, one table per case.
+
+        Empty without ``paper2.untied_truncation`` and its sizes.
+        """
+        science = self.config["paper2"].get("untied_truncation")
+        sizes = self.p2_sizes(scale).get("untied_truncation")
+        if not science or not sizes:
+            return []
+        sU, sV = science["init_scales"]
+        out = []
+        for case in science["cases"]:
+            fields = dict(link=case["link"], T=int(science.get("T", 1)), rho=science["rho"],
+                          normalisation=science["normalisation"], sU=sU, sV=sV,
+                          m2=case["teacher_mean"], d=int(sizes["d"]), horizon=case["horizon"],
+                          records=int(sizes["records"]), M=int(sizes["max_order"]))
+            out.append({**fields, "teacher_mean": float(case["teacher_mean"]),
+                        "horizon": _rounded(case["horizon"]),
+                        "seeds": [self._seed(s) for s in range(sizes["seeds"])],
+                        "path": paths.UNTIED_TRUNCATION.format(scale, seed=self._seed(0),
+                                                               n=sizes["seeds"], **fields)})
+        return out
+
     def figureS4_runs(self, scale: str) -> list[dict]:
         science, sizes = self.config["paper2"]["figureS4"], self.p2_sizes(scale)["figureS4"]
         runs = []

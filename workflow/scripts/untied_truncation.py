@@ -1,0 +1,33 @@
+"""Rule untied_truncation: the untied truncations and the slaved slow flow of n replicates -> CSV + sidecar.
+
+[P Cor. 8] at finite d (``aimrepro.paper2.untied.truncation_table.truncation_error_table``).
+"""
+
+from dataclasses import asdict
+
+import numpy as np
+from _job import run_job
+
+from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.paper2.untied.truncation_table import truncation_error_table
+from aimrepro.records.tables import write_table
+
+
+def main(smk) -> None:
+    with run_job(smk) as job:
+        wc = smk.wildcards
+        spec = ProblemSpec("untied", wc.link, int(wc.T), int(wc.d), rho=float(wc.rho),
+                           student_rho=float(wc.rho), normalisation=wc.normalisation,
+                           init_scale=float(wc.sU), init_scale_v=float(wc.sV),
+                           teacher_mean=float(wc.m2))
+        seeds = range(int(wc.seed), int(wc.seed) + int(wc.n))
+        times = np.linspace(0.0, float(wc.horizon), int(wc.records))
+        table, diagnostics = truncation_error_table(spec, seeds, times, max_order=int(wc.M))
+        write_table(smk.output.table, table)
+        job.log.info("diagnostics %s", diagnostics)
+        job.write_sidecar(smk.output.table, diagnostics=diagnostics, seed=int(wc.seed),
+                          extra_params={"spec": asdict(spec), "seeds": list(seeds)})
+
+
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821 -- injected by Snakemake's script: directive
