@@ -48,11 +48,16 @@ def test_collapse_errors_separate_the_two_axes():
 
 
 def _s5(m2, d, seed):
-    """Escape at τ = 0.3 + 0.1 ln d for m2 = 0, else at 0.05; sign of the mean = (−1)^seed."""
-    escape = 0.3 + 0.1 * math.log(d) + 0.01 * seed if m2 == 0 else 0.05 + 0.001 * seed
+    """Escape at τ = 0.3 + 0.2 ln(1/|s(0)|) for m2 = 0, else at 0.05; sign of the mean = (−1)^seed.
+
+    |s(0)| = (1 + seed/4)/√d at m2 = 0: its escape is set by the initial overlap and grows
+    like 0.1 ln d; m2 ≠ 0 starts at |s(0)| = (1 + seed/4)/100 at every d.
+    """
+    s0 = (1 + 0.25 * seed) / math.sqrt(d) if m2 == 0 else 0.01 * (1 + 0.25 * seed)
+    escape = 0.3 + 0.2 * math.log(1 / s0) if m2 == 0 else 0.05 + 0.001 * seed
     sign = (-1) ** seed
     tau = np.union1d(np.linspace(0, escape, 21), np.linspace(0, 4.0 / d, 11))
-    overlap = lambda t: sign * 0.5 * t / escape                          # noqa: E731
+    overlap = lambda t: sign * (s0 + (0.5 - s0) * t / escape)            # noqa: E731
     star = math.sqrt(max(m2 ** 2 - 2, 0.0))
     mean = lambda t: sign * (0.05 + star * (1 - np.exp(-10 * t * d)))    # noqa: E731
     return untied_trajectory(d, tau, overlap, mean)

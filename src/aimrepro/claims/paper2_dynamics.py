@@ -653,8 +653,9 @@ def flow_trend_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory
 
 #: Relative tolerance of the late-time decay rate of the excess loss against the linearisation.
 STRONG_RATE_TOL = 0.05
-#: Excess losses below it are the flows' integration floor (tied rtol 1e-6): left out of the fit.
-STRONG_FLOOR = 1e-10
+#: Excess losses below it are the flows' integration floor, left out of the fit: the matrix flow
+#: (rtol 1e-6) is smooth down to ~1e-12, the closed ODE's excess jitters at ~1e-11.
+STRONG_FLOOR = {"tied": 1e-10, "direct": 1e-8}
 #: The fit window is the last fraction of the flow's records above the floor.
 STRONG_WINDOW = 0.125
 
@@ -662,7 +663,8 @@ STRONG_WINDOW = 0.125
 def strong_recovery_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory]],
                          predicted: Mapping[tuple[str, str, int], Sequence[float]], *,
                          threshold: float, tolerance: float = STRONG_RATE_TOL,
-                         floor: float = STRONG_FLOOR, window: float = STRONG_WINDOW,
+                         floor: Mapping[str, float] = STRONG_FLOOR,
+                         window: float = STRONG_WINDOW,
                          prefactor: float = 0.5) -> list[ClaimRow]:
     """[P App. D.5, F.4]: after weak recovery the excess loss decays at the linearised rate.
 
@@ -670,13 +672,14 @@ def strong_recovery_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Traje
     flow, direct closed ODE) run to late times; ``predicted`` the same keys to
     each replicate's rate (:func:`aimrepro.paper2.theory_tables.predicted_loss_rate`).
     Per replicate, ln(Φ − Φ*) is fitted on the last ``window`` of the records
-    (in time) that lie above ``floor``; the row passes when the mean relative
-    difference from the predicted rate is within ``tolerance`` (beyond its 95 %
-    interval).  A link whose flows do not weakly recover (direct h₃, [P Cor.
+    (in time) that lie above ``floor[param]``; the flows are deterministic, so the
+    row passes when every replicate's rate is within ``tolerance`` (relative) of
+    its own prediction.  A link whose flows do not weakly recover (direct h₃, [P Cor.
     7]) has no late-time regime: no row.  Cost: one Φ per record.
     """
     out = []
     for (param, link, d), runs in sorted(ensembles.items()):
+        lowest = floor[param]
         rates = np.asarray(predicted.get((param, link, d), []), float)
         if len(runs) == 0 or rates.size != len(runs):
             continue
@@ -686,11 +689,12 @@ def strong_recovery_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Traje
         fitted, windows = [], []
         for run in runs:
             excess = excess_loss(potential, run, kind=param)
-            above = np.flatnonzero(np.isfinite(excess) & (excess > floor))
+            above = np.flatnonzero(np.isfinite(excess) & (excess > lowest))
             t_last = float(run.t_ode[above[-1]]) if above.size else 0.0
             t_start = (1.0 - window) * t_last
             try:
-                fit = late_time_rate(run.t_ode, excess, t_start=t_start, t_end=t_last, floor=floor)
+                fit = late_time_rate(run.t_ode, excess, t_start=t_start, t_end=t_last,
+                                     floor=lowest)
             except ValueError:
                 fitted.append(math.nan)
                 windows.append((t_start, t_last))
@@ -699,9 +703,7 @@ def strong_recovery_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Traje
             windows.append((fit.t_start, fit.t_end))
         fitted = np.asarray(fitted)
         rel = (fitted - rates) / rates
-        half = _t_interval(rel)
-        ok = bool(np.all(np.isfinite(rel))) and abs(float(rel.mean())) <= tolerance + (
-            0.0 if math.isnan(half) else half)
+        ok = bool(np.all(np.isfinite(rel)) and np.all(np.abs(rel) <= tolerance))
         unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
         law = ("2 g λ_min(S*), g = Γ11 = −Γ12 at the teacher" if param == "tied"
                else "min(4g, 2 × the slowest symmetric mode) of the closed ODE's Jacobian")
@@ -710,14 +712,13 @@ def strong_recovery_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Traje
             claim=f"{param}, {link}: after weak recovery the excess loss Φ − Φ* decays "
                   f"exponentially at the rate of the flow linearised at the teacher ({law})",
             expected=float(rates.mean()), measured=float(np.nanmean(fitted)),
-            tolerance=f"mean relative difference ≤ {tolerance:g} + 95 % interval",
-            passed=ok,
+            tolerance=f"every replicate within {tolerance:g} (relative)", passed=ok,
             note=f"{'matrix flow' if param == 'tied' else 'closed ODE'} from each replicate's "
                  f"initial state, d = {d} ({unit}); fitted rate per replicate "
                  + ", ".join(f"{r:.4g}" for r in fitted) + " against "
                  + ", ".join(f"{r:.4g}" for r in rates) + "; windows "
                  + ", ".join(f"[{a:.3g}, {b:.3g}]" for a, b in windows)
-                 + f" (the last {window:g} of the records with Φ − Φ* > {floor:g}). The rates "
+                 + f" (the last {window:g} of the records with Φ − Φ* > {lowest:g}). The rates "
                  "are our linearisation at the teacher (the paper states the exponential decay)"))
     return out
 
