@@ -63,10 +63,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from aimrepro.backends import make_backend, single_threaded
 from aimrepro.paper1.data import Dataset, DatasetSpec, dataset_seed, training_arrays, write_npz
 from aimrepro.model import apply_link, indices, indices_from_factor
 
@@ -96,8 +98,14 @@ ADAM_DEFAULTS = {"adam_beta1": 0.9, "adam_beta2": 0.999, "adam_eps": 1e-8}
 #: A replica has diverged once Tr S/d exceeds this multiple of the prior's E Tr S/d = √(r/d).
 DIVERGENCE_TRACE_FACTOR = 1e3
 
-#: Default bound on the floats of one chunk's largest working array (K_chunk · n T r): 200 MB.
+#: Bound on the floats of the largest working arrays of the blocks computed at once
+#: (threads · K_block · n T r) for up to :data:`MAX_PARALLEL_BLOCKS` threads: 200 MB.
 CHUNK_ENTRIES = 25_000_000
+
+#: Threads whose blocks together stay within :data:`CHUNK_ENTRIES`; one block is bounded by
+#: CHUNK_ENTRIES / MAX_PARALLEL_BLOCKS whatever the thread count, so that the blocks, and with
+#: them the bits, never depend on it.
+MAX_PARALLEL_BLOCKS = 4
 
 #: Entries of one block of the Adam update (per array): 256 KB, so that its dozen passes stay in cache.
 ADAM_CHUNK_ENTRIES = 2**15
@@ -190,9 +198,18 @@ def initial_factors(d: int, width: int, seeds: Sequence, init_scale: float = 1.0
     return np.stack([init_scale * np.random.default_rng(s).standard_normal((d, width)) for s in seeds])
 
 
-def replica_chunk(n: int, T: int, width: int, n_replicas: int, max_entries: int = CHUNK_ENTRIES) -> int:
-    """How many replicas one chunk of a step processes: K_chunk · n T r <= max_entries (at least 1)."""
-    return int(max(1, min(n_replicas, max_entries // max(1, n * T * width))))
+def replica_chunk(n: int, T: int, width: int, n_replicas: int,
+                  max_entries: int = CHUNK_ENTRIES // MAX_PARALLEL_BLOCKS) -> int:
+    """Students per block (one stacked GEMM): K_block · n T r <= max_entries, the K students in equal blocks.
+
+    A function of (n, T, r, K) only, never of the thread count: the
+    blocks are part of the run's definition (module notes).  With at most
+    c = max_entries // (n T r) students per block, K splits into
+    ⌈K/c⌉ blocks of ⌈K/⌈K/c⌉⌉ students (the last may be smaller).
+    """
+    cap = max(1, max_entries // max(1, n * T * width))
+    n_blocks = -(-n_replicas // cap)
+    return int(max(1, -(-n_replicas // max(1, n_blocks))))
 
 
 # ---------------------------------------------------------------------------
@@ -225,43 +242,57 @@ def _row_sum(A: np.ndarray) -> np.ndarray:
     return out
 
 
-def _forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndarray, beta: float):
-    """Loss per replica and what the backward pass needs: (K, d, r) → loss (K,), cache.
+def _stack(W: np.ndarray) -> np.ndarray:
+    """(k, d, r) factors → the (d, k r) matrix [W_1 … W_k] of one stacked GEMM (a copy)."""
+    k, d, r = W.shape
+    return np.ascontiguousarray(np.swapaxes(W, 0, 1)).reshape(d, k * r)
 
-    No argument checks.  O(K n T d r) (one GEMM per replica) + O(K n T² r).
+
+def _block_forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndarray, beta: float):
+    """Loss of the k students of one block and what the backward pass needs: (k, d, r) → loss (k,), cache.
+
+    One stacked (nT × d)(d × k r) GEMM for P = X W of all k students, the
+    pair products h_ab = P_a·P_b per sample and student as one ``einsum``
+    over r, the row softmax column by column over T.  No argument checks.
+    O(n T d k r) + O(n T² k r); memory O(n T k r).
     """
-    K, d, r = W.shape
+    k, d, r = W.shape
     s = 1.0 / (math.sqrt(r * d) * math.sqrt(d))
-    P = np.matmul(X_flat, W).reshape(K, n, T, r)
-    W_sq = np.sum(np.square(W.reshape(K, d * r)), axis=1)  # ‖W_k‖²_F = √(r d) Tr S_k
-    h = np.matmul(P, np.swapaxes(P, -1, -2))  # K n small (T × r)(r × T) products
+    W_stacked = _stack(W)
+    P = (X_flat @ W_stacked).reshape(n, T, k, r)
+    W_sq = np.sum(np.square(W.reshape(k, d * r)), axis=1)  # ‖W_k‖²_F = √(r d) Tr S_k
+    h = np.einsum("nakr,nbkr->nkab", P, P)  # (n, k, T, T)
     diagonal = np.arange(T)
-    h[:, :, diagonal, diagonal] -= W_sq[:, None, None]
+    h[:, :, diagonal, diagonal] -= W_sq[None, :, None]
     h *= s
     logits = beta * h
     logits -= _row_max(logits)
     expo = np.exp(logits)
     y_hat = expo / _row_sum(expo)
-    residual = y_hat - y
-    loss = np.sum(np.square(residual).reshape(K, n * T * T), axis=1) / d
-    return loss, (P, y_hat, residual, W_sq, s)
+    residual = y_hat - y[:, None]
+    loss = np.sum(np.square(residual), axis=(0, 2, 3)) / d
+    return loss, (P, y_hat, residual, W_sq, s, W_stacked)
 
 
-def _backward(W: np.ndarray, X_flat: np.ndarray, cache, beta: float) -> np.ndarray:
-    """∇_W L per replica from the forward cache: (K, d, r).  O(K n T d r) + O(K n T² r); no checks."""
-    P, y_hat, residual, _, s = cache
-    K, n, T, r = P.shape
-    d = W.shape[1]
+def _block_backward(cache, X_flat: np.ndarray, beta: float) -> np.ndarray:
+    """∇_W L of the block's students from the forward cache: (k, d, r).
+
+    One stacked (d × nT)(nT × k r) GEMM, Q_a = Σ_b (g_ab + g_ba) P_b as one
+    ``einsum`` over b.  O(n T d k r) + O(n T² k r); no checks.
+    """
+    P, y_hat, residual, _, s, W_stacked = cache
+    n, T, k, r = P.shape
+    d = X_flat.shape[1]
     G = (2.0 / d) * residual
     g = beta * y_hat * (G - _row_sum(y_hat * G))
     sym = g + np.swapaxes(g, -1, -2)
-    Q = np.matmul(sym, P)  # K n small (T × T)(T × r) products
+    Q = np.einsum("nkab,nbkr->nakr", sym, P).reshape(n * T, k * r)
     diagonal = np.arange(T)
-    trace_g = np.sum(_row_sum(g[:, :, diagonal, diagonal])[..., 0], axis=1)
-    grad = np.matmul(X_flat.T, Q.reshape(K, n * T, r))
-    grad -= (2.0 * trace_g)[:, None, None] * W
+    trace_g = np.sum(_row_sum(g[:, :, diagonal, diagonal])[..., 0], axis=0)  # (k,)
+    grad = (X_flat.T @ Q).reshape(d, k, r)
+    grad -= (2.0 * trace_g)[None, :, None] * W_stacked.reshape(d, k, r)
     grad *= s
-    return grad
+    return np.swapaxes(grad, 0, 1)
 
 
 def loss_and_gradient(W, X, y, *, beta: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -286,11 +317,28 @@ def loss_and_gradient(W, X, y, *, beta: float = 1.0) -> tuple[np.ndarray, np.nda
     n, T, d = X.shape
     if W3.ndim != 3 or W3.shape[1] != d or W3.shape[2] < 1 or W3.shape[0] < 1:
         raise ValueError(f"W must have shape (K, {d}, r) or ({d}, r) with K, r >= 1, got {W.shape}")
-    W3 = np.ascontiguousarray(W3)
     X_flat = X.reshape(n * T, d)
-    loss, cache = _forward(W3, X_flat, n, T, y, beta)
-    grad = _backward(W3, X_flat, cache, beta)
-    return (float(loss[0]), grad[0]) if single else (loss, grad)
+    with single_threaded():
+        loss, cache = _block_forward(np.ascontiguousarray(W3), X_flat, n, T, y, beta)
+        grad = _block_backward(cache, X_flat, beta)
+    return (float(loss[0]), grad[0]) if single else (loss, np.ascontiguousarray(grad))
+
+
+def _block_kernel(backend, X_flat: np.ndarray, y: np.ndarray, n: int, T: int, beta: float):
+    """``kernel(W_block, need_grad) -> (loss (k,), ‖W_k‖²_F (k,), gradient (k, d, r) or None)`` on ``backend``."""
+    if not backend.is_numpy:
+        from aimrepro.backends import torch_kernels
+
+        return torch_kernels.gd_block_kernel(backend, X_flat, y, n, T, beta)
+
+    def kernel(W_block, need_grad):
+        # Overflow or 0/0 in a diverging replica is detected by the caller from the results and recorded.
+        with np.errstate(over="ignore", invalid="ignore"):
+            loss, cache = _block_forward(W_block, X_flat, n, T, y, beta)
+            grad = _block_backward(cache, X_flat, beta) if need_grad else None
+        return loss, cache[3], grad
+
+    return kernel
 
 
 # ---------------------------------------------------------------------------
@@ -398,7 +446,7 @@ def _adam_update(W: np.ndarray, m: np.ndarray, v: np.ndarray, grad: np.ndarray, 
 
 
 def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true: np.ndarray | None = None,
-                   chunk: int | None = None,
+                   chunk: int | None = None, threads: int = 1, backend=None,
                    callback: Callable[[int, np.ndarray], None] | None = None) -> GDResult:
     """Full-batch Adam on the paper's loss for K students at once (module notes).
 
@@ -409,13 +457,18 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
     settings : :class:`GDSettings`
     beta : softmax inverse temperature of the student (that of the data)
     S_true : (d, d) teacher, to trace the estimation errors every ``settings.trace_every`` steps
-    chunk : replicas per chunk (default :func:`replica_chunk`); the result does not depend on it
+    chunk : students per block, i.e. per stacked GEMM (default :func:`replica_chunk`, a function of
+        n, T, r and K only); part of the run's definition (module notes, "Blocks and threads")
+    threads : blocks computed at once on a thread pool, each with one BLAS thread; the result does
+        not depend on it (module notes)
+    backend : where the block kernel runs (:func:`aimrepro.backends.make_backend`: None or "numpy",
+        the reference; "torch" or a mapping {name, dtype, device})
     callback : called as ``callback(step, loss)`` after each step with the (K,) losses of W_step
 
     Returns
     -------
     GDResult
-        Time O(steps · K (n T d r + n T² r)), memory O(n T d + chunk · n T r + K d r).
+        Time O(steps · K (n T d r + n T² r)), memory O(n T d + threads · chunk · n T r + K d r).
     """
     if not isinstance(settings, GDSettings):
         raise ValueError(f"settings must be a GDSettings, got {type(settings).__name__}")
@@ -437,8 +490,19 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
     if chunk is None:
         chunk = replica_chunk(n, T, r, K)
     _check_count("chunk", chunk)
+    _check_count("threads", threads)
+    backend = make_backend(backend)
+    with single_threaded(backend):
+        return _train(X, y, W, settings, beta, S_true, chunk, threads, backend, callback)
 
+
+def _train(X, y, W, settings, beta, S_true, chunk, threads, backend, callback) -> GDResult:
+    """The loop of :func:`train_students` on checked arguments (BLAS already single-threaded)."""
+    n, T, d = X.shape
+    K, _, r = W.shape
     X_flat = X.reshape(n * T, d)
+    kernel = _block_kernel(backend, X_flat, y, n, T, beta)
+    blocks = [(lo, min(K, lo + chunk)) for lo in range(0, K, chunk)]
     adam_chunk = max(1, ADAM_CHUNK_ENTRIES // (d * r))
     # Tr S/d > factor · √(r/d)  ⇔  ‖W‖²_F = √(r d) Tr S > factor · r d
     trace_limit = DIVERGENCE_TRACE_FACTOR * r * d
@@ -459,36 +523,52 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
         trace_averaged.append(averaged_error(W[ok], S_true) if ok.any() else math.nan)
 
     grad = np.zeros_like(W)
-    for step in range(settings.steps + 1):
-        last = step == settings.steps
-        active = np.flatnonzero(diverged_step < 0)
-        for start in range(0, active.size, chunk):
-            rows = _rows_index(active[start:start + chunk])
-            Wc = W[rows]
-            # Overflow or 0/0 in a diverging replica is detected below from the results and recorded.
-            with np.errstate(over="ignore", invalid="ignore"):
-                loss, cache = _forward(Wc, X_flat, n, T, y, beta)
+
+    def run_block(block, need_grad):
+        lo, hi = block
+        W_block = W[lo:hi]
+        dead = diverged_step[lo:hi] >= 0
+        if dead.any():  # frozen students keep their slot (the block's shape), with zeros in it
+            W_block = W_block.copy()
+            W_block[dead] = 0.0
+        loss, W_sq, block_grad = kernel(W_block, need_grad)
+        if need_grad:
+            grad[lo:hi] = block_grad
+        return loss, W_sq
+
+    pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 and len(blocks) > 1 else None
+    try:
+        for step in range(settings.steps + 1):
+            last = step == settings.steps
+            live = [b for b in blocks if np.any(diverged_step[b[0]:b[1]] < 0)]
+            if pool is None:
+                outcomes = [run_block(b, not last) for b in live]
+            else:
+                outcomes = list(pool.map(lambda b: run_block(b, not last), live))
+            for (lo, hi), (loss, W_sq) in zip(live, outcomes):
+                active = diverged_step[lo:hi] < 0
+                bad = ~np.isfinite(loss) | (W_sq > trace_limit)
                 if not last:
-                    grad[rows] = _backward(Wc, X_flat, cache, beta)
-            bad = ~np.isfinite(loss) | (cache[3] > trace_limit)
+                    bad |= ~np.all(np.isfinite(grad[lo:hi].reshape(hi - lo, -1)), axis=1)
+                losses[lo:hi, step] = np.where(active, np.where(bad, np.nan, loss), losses[lo:hi, step])
+                diverged_step[lo:hi] = np.where(active & bad, step, diverged_step[lo:hi])
+            record_errors(step)
             if not last:
-                bad |= ~np.all(np.isfinite(grad[rows].reshape(len(loss), -1)), axis=1)
-            losses[rows, step] = np.where(bad, np.nan, loss)
-            diverged_step[np.arange(K)[rows][bad]] = step
-        record_errors(step)
-        if not last:
-            running = np.flatnonzero(diverged_step < 0)
-            # in blocks of replicas that stay in cache: the update is a dozen passes over them
-            for start in range(0, running.size, adam_chunk):
-                rows = _rows_index(running[start:start + adam_chunk])
-                if isinstance(rows, slice):  # views: updated in place
-                    _adam_update(W[rows], m[rows], v[rows], grad[rows], step + 1, settings)
-                else:
-                    W_rows, m_rows, v_rows = W[rows], m[rows], v[rows]
-                    _adam_update(W_rows, m_rows, v_rows, grad[rows], step + 1, settings)
-                    W[rows], m[rows], v[rows] = W_rows, m_rows, v_rows
-        if callback is not None:
-            callback(step, losses[:, step])
+                running = np.flatnonzero(diverged_step < 0)
+                # in blocks of replicas that stay in cache: the update is a dozen passes over them
+                for start in range(0, running.size, adam_chunk):
+                    rows = _rows_index(running[start:start + adam_chunk])
+                    if isinstance(rows, slice):  # views: updated in place
+                        _adam_update(W[rows], m[rows], v[rows], grad[rows], step + 1, settings)
+                    else:
+                        W_rows, m_rows, v_rows = W[rows], m[rows], v[rows]
+                        _adam_update(W_rows, m_rows, v_rows, grad[rows], step + 1, settings)
+                        W[rows], m[rows], v[rows] = W_rows, m_rows, v_rows
+            if callback is not None:
+                callback(step, losses[:, step])
+    finally:
+        if pool is not None:
+            pool.shutdown()
 
     status = np.where(diverged_step < 0, "finished", "diverged")
     n_traced = len(trace_steps)
@@ -497,7 +577,8 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
         trace_steps=np.asarray(trace_steps, dtype=np.int64),
         trace_single=np.asarray(trace_single, dtype=float).T.reshape(K, n_traced),
         trace_averaged=np.asarray(trace_averaged, dtype=float),
-        settings={**settings.to_dict(), "chunk": int(chunk), "beta": beta})
+        settings={**settings.to_dict(), "chunk": int(chunk), "beta": beta, "backend": backend.name,
+                  "dtype": backend.dtype})
 
 
 # ---------------------------------------------------------------------------
@@ -563,7 +644,7 @@ class GDRun:
 
 
 def run_on_dataset(dataset: Dataset, n_inits: int, settings: GDSettings, *, width: int | None = None,
-                   chunk: int | None = None,
+                   chunk: int | None = None, threads: int = 1, backend=None,
                    callback: Callable[[int, np.ndarray], None] | None = None) -> GDRun:
     """Train K = ``n_inits`` students on a softmax dataset and measure them (``docs/paper1.md`` §6).
 
@@ -571,8 +652,16 @@ def run_on_dataset(dataset: Dataset, n_inits: int, settings: GDSettings, *, widt
     and the data's β; their initialisations come from :func:`student_seeds`
     (the dataset's base seed and parameters, replica index k).  Errors are
     against the dataset's teacher; generalisation errors are the plug-in
-    test errors on its fresh test set.
+    test errors on its fresh test set.  ``chunk``, ``threads`` and
+    ``backend`` as in :func:`train_students`; the whole run, measurements
+    included, uses one BLAS thread per block, so its bits do not depend on
+    ``threads``.
     """
+    with single_threaded(make_backend(backend)):
+        return _run_on_dataset(dataset, n_inits, settings, width, chunk, threads, backend, callback)
+
+
+def _run_on_dataset(dataset, n_inits, settings, width, chunk, threads, backend, callback) -> GDRun:
     spec = dataset.spec
     if spec.link != "softmax":
         raise ValueError(f"GD trains softmax students: the dataset's link must be softmax, got {spec.link!r}")
@@ -582,7 +671,7 @@ def run_on_dataset(dataset: Dataset, n_inits: int, settings: GDSettings, *, widt
     W0 = initial_factors(spec.d, width, student_seeds(dataset.base_seed, spec, n_inits), settings.init_scale)
     S_true = dataset.S
     result = train_students(dataset.X, dataset.y, W0, settings, beta=spec.beta, S_true=S_true, chunk=chunk,
-                            callback=callback)
+                            threads=threads, backend=backend, callback=callback)
     ok = result.finished
     errors = np.full(n_inits, np.nan)
     errors[ok] = single_errors(result.W[ok], S_true)
