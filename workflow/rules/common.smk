@@ -12,6 +12,12 @@ from aimrepro_workflow.plans import Plan, column
 
 PLAN = Plan(config)
 
+#: Where GD, GAMP-RIE and SGD compute (config `backend`, aimrepro.backends): a rule param
+#: of the rules that use it, and one GPU for each of their jobs when it is torch,
+#: as the Slurm executor plugin's `gpu` resource (docs/slurm.md).
+BACKEND = dict(config["backend"])
+BACKEND_GPUS = 1 if BACKEND["name"] == "torch" else 0
+
 CODE_LAYOUT = CodeLayout(
     package_root=Path(workflow.basedir) / "src",
     package="aimrepro",

@@ -59,10 +59,12 @@ rule amp_run:
         **paths.AMP_RUN.constraints(),
     params:
         solver=config["paper1"]["amp_solver"],
+        backend=BACKEND,
     threads: 1
     resources:
         mem_mb=budgets.amp_mem_mb,
         runtime=budgets.amp_runtime(config["paper1"]["amp_solver"]),
+        gpu=BACKEND_GPUS,
     script:
         "../scripts/amp_run.py"
 
@@ -111,9 +113,12 @@ rule gd_run:
         **paths.GD_RUN.constraints(),
     params:
         optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
+        block=lambda wildcards: (PLAN.gd_size(wildcards.scale) or {}).get("block"),
+        backend=BACKEND,
     threads: budgets.gd_threads(PLAN.gd_size)
     resources:
         mem_mb=budgets.gd_mem_mb,
+        gpu=BACKEND_GPUS,
         runtime=budgets.gd_runtime(_GD_PLAN["optimizer"]["steps"] if _GD_PLAN else 0),
     script:
         "../scripts/gd_run.py"

@@ -19,10 +19,13 @@ rule sgd_run:
         paths.SGD_RUN.log(),
     wildcard_constraints:
         **paths.SGD_RUN.constraints(),
+    params:
+        backend=BACKEND,
     threads: 1
     resources:
         mem_mb=2000,
         runtime=budgets.sgd_runtime,
+        gpu=BACKEND_GPUS,
     script:
         "../scripts/sgd_run.py"
 

@@ -18,10 +18,13 @@ rule untied_sgd_run:
         paths.UNTIED_SGD.log(),
     wildcard_constraints:
         **paths.UNTIED_SGD.constraints(),
+    params:
+        backend=BACKEND,
     threads: budgets.untied_threads
     resources:
         mem_mb=budgets.untied_mem_mb,
         runtime=budgets.untied_runtime,
+        gpu=BACKEND_GPUS,
     script:
         "../scripts/untied_sgd_run.py"
 

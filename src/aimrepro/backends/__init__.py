@@ -26,7 +26,7 @@ import importlib.util
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-__all__ = ["BACKENDS", "DTYPES", "Backend", "NUMPY", "available", "make_backend", "single_threaded"]
+__all__ = ["BACKENDS", "DTYPES", "Backend", "NUMPY", "available", "blas_threads", "make_backend", "single_threaded"]
 
 #: Backend names, equal to the config's ``backend.name``.
 BACKENDS = ("numpy", "torch")
@@ -136,3 +136,15 @@ def single_threaded(backend: Backend = NUMPY) -> Iterator[None]:
             yield
         finally:
             torch.set_num_threads(before)
+
+
+def blas_threads() -> int | None:
+    """Threads the BLAS library numpy loaded uses now (None if threadpoolctl cannot see it).
+
+    Recorded in the sidecars of the runs whose kernels are not pinned to one
+    thread (online SGD), whose last digits may depend on it.
+    """
+    from threadpoolctl import threadpool_info
+
+    counts = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    return max(counts) if counts else None
