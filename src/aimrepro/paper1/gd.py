@@ -253,7 +253,7 @@ def _block_forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndar
 
     One stacked (nT × d)(d × k r) GEMM for P = X W of all k students, the
     pair products h_ab = P_a·P_b per sample and student as one ``einsum``
-    over r, the row softmax column by column over T.  No argument checks.
+    over r per pair a ≤ b, the row softmax column by column over T.  No argument checks.
     O(n T d k r) + O(n T² k r); memory O(n T k r).
     """
     k, d, r = W.shape
@@ -261,7 +261,12 @@ def _block_forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndar
     W_stacked = _stack(W)
     P = (X_flat @ W_stacked).reshape(n, T, k, r)
     W_sq = np.sum(np.square(W.reshape(k, d * r)), axis=1)  # ‖W_k‖²_F = √(r d) Tr S_k
-    h = np.einsum("nakr,nbkr->nkab", P, P)  # (n, k, T, T)
+    h = np.empty((n, k, T, T))
+    for a in range(T):  # each pair once: h is symmetric
+        for b in range(a, T):
+            np.einsum("nkr,nkr->nk", P[:, a], P[:, b], out=h[:, :, a, b])
+            if b != a:
+                h[:, :, b, a] = h[:, :, a, b]
     diagonal = np.arange(T)
     h[:, :, diagonal, diagonal] -= W_sq[None, :, None]
     h *= s
@@ -277,8 +282,8 @@ def _block_forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndar
 def _block_backward(cache, X_flat: np.ndarray, beta: float) -> np.ndarray:
     """∇_W L of the block's students from the forward cache: (k, d, r).
 
-    One stacked (d × nT)(nT × k r) GEMM, Q_a = Σ_b (g_ab + g_ba) P_b as one
-    ``einsum`` over b.  O(n T d k r) + O(n T² k r); no checks.
+    One stacked (d × nT)(nT × k r) GEMM, Q_a = Σ_b (g_ab + g_ba) P_b as T²
+    multiply-adds over (n, k, r).  O(n T d k r) + O(n T² k r); no checks.
     """
     P, y_hat, residual, _, s, W_stacked = cache
     n, T, k, r = P.shape
@@ -286,7 +291,16 @@ def _block_backward(cache, X_flat: np.ndarray, beta: float) -> np.ndarray:
     G = (2.0 / d) * residual
     g = beta * y_hat * (G - _row_sum(y_hat * G))
     sym = g + np.swapaxes(g, -1, -2)
-    Q = np.einsum("nkab,nbkr->nakr", sym, P).reshape(n * T, k * r)
+    # Q_a = Σ_b sym_ab P_b as T² multiply-adds into a preallocated array: ``einsum`` over
+    # the four axes picked a slow loop order for small blocks (4× slower at d = 50).
+    Q = np.empty((n, T, k, r))
+    term = np.empty((n, k, r))
+    for a in range(T):
+        np.multiply(sym[:, :, a, 0, None], P[:, 0], out=Q[:, a])
+        for b in range(1, T):
+            np.multiply(sym[:, :, a, b, None], P[:, b], out=term)
+            Q[:, a] += term
+    Q = Q.reshape(n * T, k * r)
     diagonal = np.arange(T)
     trace_g = np.sum(_row_sum(g[:, :, diagonal, diagonal])[..., 0], axis=0)  # (k,)
     grad = (X_flat.T @ Q).reshape(d, k, r)

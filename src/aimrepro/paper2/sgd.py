@@ -511,26 +511,6 @@ class SGDSettings:
         return int(round(self.horizon / dt))
 
 
-#: Token entries (B T d per step) drawn at once for several steps: 16 MB.
-TOKEN_CHUNK_ENTRIES = 2**21
-
-
-def _token_stream(rng: np.random.Generator, n_steps: int, shape: tuple[int, int, int]):
-    """The batches of ``n_steps`` steps, drawn several steps at a time.
-
-    A Generator fills an array in order, so one (m, B, T, d) draw holds
-    exactly the numbers of m consecutive (B, T, d) draws: the stream, and
-    with it the run, is that of one draw per step, with fewer calls.
-    """
-    per_step = shape[0] * shape[1] * shape[2]
-    per_draw = max(1, TOKEN_CHUNK_ENTRIES // per_step)
-    done = 0
-    while done < n_steps:
-        m = min(per_draw, n_steps - done)
-        yield from rng.standard_normal((m, *shape))
-        done += m
-
-
 def _numpy_gradients(student: Student, teacher: FactoredMatrix, loss: MSELoss, X: np.ndarray):
     """Batch losses (B,) and gradients of one step, numpy (the reference): O(B T d r) or O(B T d²)."""
     y_teacher = loss.teacher.apply(teacher.indices(X, centered=student.centered))
@@ -617,7 +597,6 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
 
     # Overflow and NaN are expected when a run blows up; they are detected below
     # from the values and recorded, not raised as floating-point warnings.
-    tokens = _token_stream(rng, n_total, (B, T, d))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(n_total + 1):
             if is_record[n] and n > 0:
@@ -627,7 +606,7 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
                     break
             if n == n_total:
                 break
-            X = next(tokens)
+            X = rng.standard_normal((B, T, d))
             batch_losses, grads = gradients(student, teacher, loss, X)
             batch_loss = float(np.mean(batch_losses))
             if n == 0:
