@@ -123,6 +123,14 @@ def _existing_file(text: str) -> Path:
     return path
 
 
+def _add_backend(sub: argparse.ArgumentParser) -> None:
+    from aimrepro.backends import BACKENDS
+
+    sub.add_argument("--backend", choices=BACKENDS, default="numpy",
+                     help="where the kernels compute: numpy (default, the reference) or torch "
+                          "(pip install -e '.[gpu]'; a GPU if there is one)")
+
+
 def _add_memory_limit(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--memory-limit", type=_positive_finite, default=None, metavar="GIB",
                      help="refuse a run whose estimated memory exceeds this many GiB, finite > 0 "
@@ -215,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="records on a uniform t_ode grid including 0 and H (default 101)")
     sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
                      help="weak-recovery threshold on |p12|/p22 (default 0.3)")
+    _add_backend(sgd)
     _add_memory_limit(sgd)
     amp = commands.add_parser(
         "amp", help="sample an AIM dataset and run GAMP-RIE on it",
@@ -228,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
     amp.add_argument("--max-iter", type=_integer_at_least(1), default=500, metavar="N",
                      help="iteration cap (default 500)")
+    _add_backend(amp)
     _add_memory_limit(amp)
 
     gd = commands.add_parser(
@@ -246,6 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="softmax inverse temperature of data and students, finite > 0 (default 1)")
     gd.add_argument("--init-scale", type=_positive_finite, default=1.0, metavar="SIGMA",
                     help="std of the initial factor entries, finite > 0 (default 1, as the paper)")
+    gd.add_argument("--threads", type=_integer_at_least(1), default=1, metavar="N",
+                    help="blocks of students trained at once, integer >= 1 (default 1); "
+                         "the result does not depend on it")
+    _add_backend(gd)
     _add_memory_limit(gd)
 
     provenance = commands.add_parser(
@@ -485,6 +499,7 @@ def _check_sgd_arguments(args: argparse.Namespace, subparser: argparse.ArgumentP
 def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     import numpy as np
 
+    from aimrepro.backends import make_backend
     from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
 
     try:
@@ -492,9 +507,10 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
                            teacher_link=args.teacher_link, normalisation=args.normalisation)
         settings = SGDSettings(lr=args.lr, batch=args.batch, horizon=args.horizon,
                                weight_decay=args.weight_decay, n_records=args.records)
+        backend = make_backend(args.backend)
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
-    trajectory = SGDRun(spec, settings, args.seed).run()
+    trajectory = SGDRun(spec, settings, args.seed).run(backend=backend)
     for i in range(len(trajectory)):
         op = trajectory.at(i)
         record: dict[str, Any] = {name: trajectory.extra[name][i]
@@ -531,7 +547,8 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     try:
         spec = DatasetSpec(link=CHANNEL_LINK[args.channel], T=args.T, rho=args.rho, d=args.d,
                            alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.channel, max_iter=args.max_iter)
+        run = run_on_dataset(sample_dataset(spec, args.seed), args.channel, max_iter=args.max_iter,
+                             backend=args.backend)
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
@@ -551,7 +568,8 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
         spec = DatasetSpec(link="softmax", T=args.T, rho=args.rho, d=args.d, alpha=args.alpha,
                            replicate=args.replicate, n_test=args.test_samples, beta=args.beta)
         settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.inits, settings)
+        run = run_on_dataset(sample_dataset(spec, args.seed), args.inits, settings, threads=args.threads,
+                             backend=args.backend)
         se_mmse = solve_se(make_channel("softmax", T=args.T, beta=args.beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)

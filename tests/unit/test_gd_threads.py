@@ -1,10 +1,10 @@
 """The same bits from the same config: a GD run does not depend on the thread count (issue 11, item 4).
 
-Students are trained in fixed blocks (one stacked GEMM each, the block size a
-function of the problem, never of the threads), each block with one BLAS
-thread; ``threads`` only says how many blocks run at once.  The BLAS library's
-own thread count, as the environment set it when numpy loaded, must not matter
-either: threadpoolctl pins it to 1 during the run.
+Students are trained in blocks, ``threads`` blocks at once, each BLAS call with
+one thread and every operation on one student's numbers: the bytes depend
+neither on the threads nor on the blocks.  The BLAS library's own thread
+count, as the environment set it when numpy loaded, must not matter either:
+threadpoolctl pins it to 1 during the run.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ def test_one_and_two_threads_give_the_same_bytes(dataset):
     assert one == two == three
 
 
+def test_the_blocks_do_not_change_the_bytes(dataset):
+    assert run_bytes(dataset, chunk=1) == run_bytes(dataset, chunk=4) == run_bytes(dataset, chunk=6, threads=2)
+
+
 def test_the_blas_thread_count_of_the_environment_does_not_matter():
     if not any(info["user_api"] == "blas" for info in threadpool_info()):
         pytest.skip("numpy's BLAS is not visible to threadpoolctl here")
@@ -59,15 +63,16 @@ def test_the_blas_thread_count_of_the_environment_does_not_matter():
     assert single == double
 
 
-def test_the_blocks_are_a_function_of_the_problem_only():
-    # paper size, T = 2: 12 000 sequences, r = 100, 32 students in 16 blocks of 2 (<= CHUNK_ENTRIES / 4 each)
-    assert gd.replica_chunk(12_000, 2, 100, 32) == 2
-    # equal blocks rather than a remainder: 7 students, at most 3 per block -> 3 blocks of 3, 3, 1
+def test_blocks_split_the_students_evenly_within_the_memory_bound():
+    # paper size, T = 2: n T r = 2.4e6 floats per student; 25e6 per step -> 4 blocks of 8,
+    # and with 4 threads 6.25e6 per block -> 16 blocks of 2
+    assert gd.replica_chunk(12_000, 2, 100, 32) == 8
+    assert gd.replica_chunk(12_000, 2, 100, 32, gd.CHUNK_ENTRIES // 4) == 2
+    # equal blocks rather than a remainder: at most 3 per block -> 7 students in 3, 3, 1
     assert gd.replica_chunk(10, 1, 1, 7, max_entries=30) == 3
     assert gd.replica_chunk(10, 1, 1, 8, max_entries=30) == 3
-    assert gd.replica_chunk(10, 1, 1, 6, max_entries=30) == 3
+    assert gd.replica_chunk(10, 1, 1, 4, max_entries=30) == 2
     assert gd.replica_chunk(50, 2, 25, 8) == 8  # the quick size: one block
-    assert gd.replica_chunk(10, 2, 1000, 5) == 5
 
 
 def test_the_block_size_is_recorded_and_a_bad_thread_count_is_refused(dataset):

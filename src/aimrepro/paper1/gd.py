@@ -30,12 +30,10 @@ g_ab = ∂L/∂h_ab = β ŷ_ab (G_ab − Σ_c ŷ_ac G_ac):
 where Xᵀ Q contracts the flattened samples, (nT × d)ᵀ(nT × r).  Per step and
 replica: two GEMMs of O(n T d r), the pair products O(n T² r), the softmax
 O(n T²), Adam O(d r); memory O(n T r) per replica (plus the shared tokens
-O(n T d)).  Replicas are processed in chunks of at most ``chunk`` replicas
-(:func:`replica_chunk` bounds the chunk's working set), so the memory of a
-step is O(chunk · n T r).
+O(n T d)).
 
-Bit-for-bit batching
---------------------
+Bit-for-bit batching, blocks and threads
+----------------------------------------
 Every operation acts on one replica's numbers only, in an order that does
 not depend on how many replicas are processed together: the GEMMs are one
 BLAS call per replica (``np.matmul`` over the leading axis with the same
@@ -43,12 +41,26 @@ operand shapes as a single run), the per-sample T×T products one small
 product per sample, reductions run along a contiguous axis of one replica
 or column by column over T, everything else is elementwise.  A batched run
 therefore gives exactly the bits of K separate runs with the same initial
-factors, for any chunk size (tested).  Stacking the K factors into one
-(d × K r) GEMM takes a third less GEMM time at the paper's size
-(``benchmarks/bench_gd.py``) but
-leaves each column's summation order to the BLAS library: multi-threaded
-OpenBLAS splits the inner dimension into other blocks than single-threaded
-OpenBLAS, and which one runs depends on the matrix sizes, hence on K.
+factors, for any block size (tested).
+
+The K students are split into blocks of ``chunk`` students
+(:func:`replica_chunk`), and ``threads`` blocks run at once on a thread
+pool (numpy releases the GIL in BLAS and in its loops); results are
+gathered in block order.  The whole run holds numpy's BLAS at one thread
+(:func:`aimrepro.backends.single_threaded`, threadpoolctl), whatever
+``OMP_NUM_THREADS`` said when numpy loaded: multi-threaded OpenBLAS splits
+a long inner dimension (nT in the backward GEMM) between threads and sums
+in another order, 1e-14 apart at d = 100.  With one thread per BLAS call
+and per-replica arithmetic, the same config gives the same bits with any
+number of threads and any block size (tested, also through Snakemake).
+Memory per step: O(threads · chunk · n T r).
+
+Stacking the students of a block into one (nT × d)(d × k r) GEMM would
+leave each column's summation order to the BLAS library (a function of the
+stacked width) and, measured in CPU time, saves 10–15 % of the GEMM time at
+the paper's size while the (n, T, k, r) layout it imposes makes the
+per-sample work slower than it saves (twice slower at the quick size;
+``docs/benchmarks.md``, "Paper 1: gradient descent").  It is not used.
 
 Divergence
 ----------
@@ -98,14 +110,9 @@ ADAM_DEFAULTS = {"adam_beta1": 0.9, "adam_beta2": 0.999, "adam_eps": 1e-8}
 #: A replica has diverged once Tr S/d exceeds this multiple of the prior's E Tr S/d = √(r/d).
 DIVERGENCE_TRACE_FACTOR = 1e3
 
-#: Bound on the floats of the largest working arrays of the blocks computed at once
-#: (threads · K_block · n T r) for up to :data:`MAX_PARALLEL_BLOCKS` threads: 200 MB.
+#: Default bound on the floats of the largest working arrays of the blocks computed at once
+#: (threads · K_block · n T r): 200 MB.
 CHUNK_ENTRIES = 25_000_000
-
-#: Threads whose blocks together stay within :data:`CHUNK_ENTRIES`; one block is bounded by
-#: CHUNK_ENTRIES / MAX_PARALLEL_BLOCKS whatever the thread count, so that the blocks, and with
-#: them the bits, never depend on it.
-MAX_PARALLEL_BLOCKS = 4
 
 #: Entries of one block of the Adam update (per array): 256 KB, so that its dozen passes stay in cache.
 ADAM_CHUNK_ENTRIES = 2**15
@@ -198,14 +205,14 @@ def initial_factors(d: int, width: int, seeds: Sequence, init_scale: float = 1.0
     return np.stack([init_scale * np.random.default_rng(s).standard_normal((d, width)) for s in seeds])
 
 
-def replica_chunk(n: int, T: int, width: int, n_replicas: int,
-                  max_entries: int = CHUNK_ENTRIES // MAX_PARALLEL_BLOCKS) -> int:
-    """Students per block (one stacked GEMM): K_block · n T r <= max_entries, the K students in equal blocks.
+def replica_chunk(n: int, T: int, width: int, n_replicas: int, max_entries: int = CHUNK_ENTRIES) -> int:
+    """Students per block: K_block · n T r <= max_entries (at least 1), the K students in equal blocks.
 
-    A function of (n, T, r, K) only, never of the thread count: the
-    blocks are part of the run's definition (module notes).  With at most
-    c = max_entries // (n T r) students per block, K splits into
-    ⌈K/c⌉ blocks of ⌈K/⌈K/c⌉⌉ students (the last may be smaller).
+    With at most c = max_entries // (n T r) students per block, K splits
+    into ⌈K/c⌉ blocks of ⌈K/⌈K/c⌉⌉ students (the last may be smaller).  A
+    run with ``threads`` threads uses max_entries = CHUNK_ENTRIES // threads,
+    so that the blocks computed at once stay within CHUNK_ENTRIES; the
+    numbers do not depend on the blocks (module notes).
     """
     cap = max(1, max_entries // max(1, n * T * width))
     n_blocks = -(-n_replicas // cap)
@@ -242,71 +249,43 @@ def _row_sum(A: np.ndarray) -> np.ndarray:
     return out
 
 
-def _stack(W: np.ndarray) -> np.ndarray:
-    """(k, d, r) factors → the (d, k r) matrix [W_1 … W_k] of one stacked GEMM (a copy)."""
-    k, d, r = W.shape
-    return np.ascontiguousarray(np.swapaxes(W, 0, 1)).reshape(d, k * r)
+def _forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndarray, beta: float):
+    """Loss per replica and what the backward pass needs: (K, d, r) → loss (K,), cache.
 
-
-def _block_forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndarray, beta: float):
-    """Loss of the k students of one block and what the backward pass needs: (k, d, r) → loss (k,), cache.
-
-    One stacked (nT × d)(d × k r) GEMM for P = X W of all k students, the
-    pair products h_ab = P_a·P_b per sample and student as one ``einsum``
-    over r per pair a ≤ b, the row softmax column by column over T.  No argument checks.
-    O(n T d k r) + O(n T² k r); memory O(n T k r).
+    No argument checks.  O(K n T d r) (one GEMM per replica) + O(K n T² r).
     """
-    k, d, r = W.shape
+    K, d, r = W.shape
     s = 1.0 / (math.sqrt(r * d) * math.sqrt(d))
-    W_stacked = _stack(W)
-    P = (X_flat @ W_stacked).reshape(n, T, k, r)
-    W_sq = np.sum(np.square(W.reshape(k, d * r)), axis=1)  # ‖W_k‖²_F = √(r d) Tr S_k
-    h = np.empty((n, k, T, T))
-    for a in range(T):  # each pair once: h is symmetric
-        for b in range(a, T):
-            np.einsum("nkr,nkr->nk", P[:, a], P[:, b], out=h[:, :, a, b])
-            if b != a:
-                h[:, :, b, a] = h[:, :, a, b]
+    P = np.matmul(X_flat, W).reshape(K, n, T, r)
+    W_sq = np.sum(np.square(W.reshape(K, d * r)), axis=1)  # ‖W_k‖²_F = √(r d) Tr S_k
+    h = np.matmul(P, np.swapaxes(P, -1, -2))  # K n small (T × r)(r × T) products
     diagonal = np.arange(T)
-    h[:, :, diagonal, diagonal] -= W_sq[None, :, None]
+    h[:, :, diagonal, diagonal] -= W_sq[:, None, None]
     h *= s
     logits = beta * h
     logits -= _row_max(logits)
     expo = np.exp(logits)
     y_hat = expo / _row_sum(expo)
-    residual = y_hat - y[:, None]
-    loss = np.sum(np.square(residual), axis=(0, 2, 3)) / d
-    return loss, (P, y_hat, residual, W_sq, s, W_stacked)
+    residual = y_hat - y
+    loss = np.sum(np.square(residual).reshape(K, n * T * T), axis=1) / d
+    return loss, (P, y_hat, residual, W_sq, s)
 
 
-def _block_backward(cache, X_flat: np.ndarray, beta: float) -> np.ndarray:
-    """∇_W L of the block's students from the forward cache: (k, d, r).
-
-    One stacked (d × nT)(nT × k r) GEMM, Q_a = Σ_b (g_ab + g_ba) P_b as T²
-    multiply-adds over (n, k, r).  O(n T d k r) + O(n T² k r); no checks.
-    """
-    P, y_hat, residual, _, s, W_stacked = cache
-    n, T, k, r = P.shape
-    d = X_flat.shape[1]
+def _backward(W: np.ndarray, X_flat: np.ndarray, cache, beta: float) -> np.ndarray:
+    """∇_W L per replica from the forward cache: (K, d, r).  O(K n T d r) + O(K n T² r); no checks."""
+    P, y_hat, residual, _, s = cache
+    K, n, T, r = P.shape
+    d = W.shape[1]
     G = (2.0 / d) * residual
     g = beta * y_hat * (G - _row_sum(y_hat * G))
     sym = g + np.swapaxes(g, -1, -2)
-    # Q_a = Σ_b sym_ab P_b as T² multiply-adds into a preallocated array: ``einsum`` over
-    # the four axes picked a slow loop order for small blocks (4× slower at d = 50).
-    Q = np.empty((n, T, k, r))
-    term = np.empty((n, k, r))
-    for a in range(T):
-        np.multiply(sym[:, :, a, 0, None], P[:, 0], out=Q[:, a])
-        for b in range(1, T):
-            np.multiply(sym[:, :, a, b, None], P[:, b], out=term)
-            Q[:, a] += term
-    Q = Q.reshape(n * T, k * r)
+    Q = np.matmul(sym, P)  # K n small (T × T)(T × r) products
     diagonal = np.arange(T)
-    trace_g = np.sum(_row_sum(g[:, :, diagonal, diagonal])[..., 0], axis=0)  # (k,)
-    grad = (X_flat.T @ Q).reshape(d, k, r)
-    grad -= (2.0 * trace_g)[None, :, None] * W_stacked.reshape(d, k, r)
+    trace_g = np.sum(_row_sum(g[:, :, diagonal, diagonal])[..., 0], axis=1)
+    grad = np.matmul(X_flat.T, Q.reshape(K, n * T, r))
+    grad -= (2.0 * trace_g)[:, None, None] * W
     grad *= s
-    return np.swapaxes(grad, 0, 1)
+    return grad
 
 
 def loss_and_gradient(W, X, y, *, beta: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -331,11 +310,12 @@ def loss_and_gradient(W, X, y, *, beta: float = 1.0) -> tuple[np.ndarray, np.nda
     n, T, d = X.shape
     if W3.ndim != 3 or W3.shape[1] != d or W3.shape[2] < 1 or W3.shape[0] < 1:
         raise ValueError(f"W must have shape (K, {d}, r) or ({d}, r) with K, r >= 1, got {W.shape}")
+    W3 = np.ascontiguousarray(W3)
     X_flat = X.reshape(n * T, d)
     with single_threaded():
-        loss, cache = _block_forward(np.ascontiguousarray(W3), X_flat, n, T, y, beta)
-        grad = _block_backward(cache, X_flat, beta)
-    return (float(loss[0]), grad[0]) if single else (loss, np.ascontiguousarray(grad))
+        loss, cache = _forward(W3, X_flat, n, T, y, beta)
+        grad = _backward(W3, X_flat, cache, beta)
+    return (float(loss[0]), grad[0]) if single else (loss, grad)
 
 
 def _block_kernel(backend, X_flat: np.ndarray, y: np.ndarray, n: int, T: int, beta: float):
@@ -348,8 +328,8 @@ def _block_kernel(backend, X_flat: np.ndarray, y: np.ndarray, n: int, T: int, be
     def kernel(W_block, need_grad):
         # Overflow or 0/0 in a diverging replica is detected by the caller from the results and recorded.
         with np.errstate(over="ignore", invalid="ignore"):
-            loss, cache = _block_forward(W_block, X_flat, n, T, y, beta)
-            grad = _block_backward(cache, X_flat, beta) if need_grad else None
+            loss, cache = _forward(W_block, X_flat, n, T, y, beta)
+            grad = _backward(W_block, X_flat, cache, beta) if need_grad else None
         return loss, cache[3], grad
 
     return kernel
@@ -471,8 +451,8 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
     settings : :class:`GDSettings`
     beta : softmax inverse temperature of the student (that of the data)
     S_true : (d, d) teacher, to trace the estimation errors every ``settings.trace_every`` steps
-    chunk : students per block, i.e. per stacked GEMM (default :func:`replica_chunk`, a function of
-        n, T, r and K only); part of the run's definition (module notes, "Blocks and threads")
+    chunk : students per block (default :func:`replica_chunk` with CHUNK_ENTRIES // threads); the
+        result does not depend on it
     threads : blocks computed at once on a thread pool, each with one BLAS thread; the result does
         not depend on it (module notes)
     backend : where the block kernel runs (:func:`aimrepro.backends.make_backend`: None or "numpy",
@@ -501,10 +481,10 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
         raise ValueError("W0 must be finite")
     if S_true is not None and np.shape(S_true) != (d, d):
         raise ValueError(f"S_true must be ({d}, {d}), got {np.shape(S_true)}")
-    if chunk is None:
-        chunk = replica_chunk(n, T, r, K)
-    _check_count("chunk", chunk)
     _check_count("threads", threads)
+    if chunk is None:
+        chunk = replica_chunk(n, T, r, K, CHUNK_ENTRIES // threads)
+    _check_count("chunk", chunk)
     backend = make_backend(backend)
     with single_threaded(backend):
         return _train(X, y, W, settings, beta, S_true, chunk, threads, backend, callback)
