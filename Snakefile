@@ -17,6 +17,7 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "lib"))
 
 from aimrepro_workflow.checks import check_config
+from aimrepro_workflow.report import build_note
 
 
 configfile: "config.yaml"
@@ -35,6 +36,18 @@ except ConfigError as err:
 
 
 report: "workflow/report/workflow.rst"
+
+
+def report_build_note(shown):
+    """The report's sentence on when and from which commits it and its results were made.
+
+    Called by workflow/report/workflow.rst with the report's file records, so
+    only when a report is built.  Snakemake gives the opening text nothing but
+    the config, which must not carry a time or a commit (every job's config
+    hash would change), so the template reaches this function through a file
+    record's rule (``record.job.rule.module_globals``).
+    """
+    return build_note([record.path for record in shown], repository=workflow.basedir)
 
 
 wildcard_constraints:

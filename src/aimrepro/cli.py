@@ -17,8 +17,11 @@
 ``aimrepro amp --channel hardmax --T 2 --rho 0.5 --alpha 0.3 --d 100 --seed 1``
     Sample an AIM dataset (teacher, training and test sequences; the seed
     is the base seed, ``--replicate`` the draw index of a result path), run
-    GAMP-RIE and print one JSON object: ``error, generalisation_error,
-    iterations, converged, se_mmse``.
+    GAMP-RIE and print one JSON object: ``error``, ``generalisation_error``
+    (the plug-in test error ‖y − g(ĥ)‖², also as ``plugin_generalisation_error``),
+    ``bayes_generalisation_error`` (of the posterior-mean prediction;
+    ``aimrepro.paper1.generalisation``), ``iterations``, ``status``, ``converged``,
+    ``se_mmse``.
 ``aimrepro gd --T 2 --rho 0.5 --alpha 0.1 --d 60 --inits 8 --steps 1000 --lr 0.1 --seed 1``
     Sample a softmax AIM dataset as ``amp`` does, train ``--inits`` tied
     students W Wᵀ/√(r d) of the teacher's width by full-batch Adam on the
@@ -235,8 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dataset_arguments(amp, T_help="sequence length, integer >= 2 (hardmax channels: T = 2)")
     amp.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
                      help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
-    amp.add_argument("--max-iter", type=_integer_at_least(1), default=500, metavar="N",
-                     help="iteration cap (default 500)")
+    amp.add_argument("--max-iter", type=_integer_at_least(1), default=2000, metavar="N",
+                     help="iteration cap (default 2000, aimrepro.paper1.amp.StoppingRule)")
     _add_backend(amp)
     _add_memory_limit(amp)
 
@@ -458,15 +461,16 @@ def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     # Imported here: the science modules are heavier than the parser, and
     # `aimrepro provenance` must not depend on them.
     from aimrepro.paper1.channels import make_channel
-    from aimrepro.paper1.state_evolution import solve_se
+    from aimrepro.paper1.state_evolution import se_curve
 
     channel_params: dict[str, Any] = {"T": args.T}
     if args.channel == "softmax":
         channel_params["beta"] = 1.0 if args.beta is None else args.beta
     try:
         channel = make_channel(args.channel, **channel_params)
-        for alpha in sorted(args.alpha):
-            point = solve_se(channel, alpha, args.rho)
+        alphas = sorted(args.alpha)
+        # one call: the softmax points are solved together (vectorised root), the others warm-started
+        for alpha, point in zip(alphas, se_curve(channel, alphas, args.rho)):
             _print_json({
                 "alpha": alpha,
                 "mmse": point.mmse,
@@ -553,7 +557,8 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
     summary = run.summary()
-    _print_json({key: summary[key] for key in ("error", "generalisation_error", "iterations", "converged")}
+    _print_json({key: summary[key] for key in ("error", "generalisation_error", "plugin_generalisation_error",
+                                               "bayes_generalisation_error", "iterations", "status", "converged")}
                 | {"se_mmse": se_mmse})
     return 0
 

@@ -23,8 +23,11 @@ def test_amp_prints_one_json_object_with_the_documented_keys():
     assert done.returncode == 0, done.stderr
     [line] = done.stdout.splitlines()
     record = json.loads(line)
-    assert set(record) == {"error", "generalisation_error", "iterations", "converged", "se_mmse"}
-    assert record["converged"] is True and isinstance(record["iterations"], int)
+    assert set(record) == {"error", "generalisation_error", "plugin_generalisation_error",
+                           "bayes_generalisation_error", "iterations", "status", "converged", "se_mmse"}
+    assert record["converged"] is True and record["status"] == "converged" and isinstance(record["iterations"], int)
+    assert record["generalisation_error"] == record["plugin_generalisation_error"]
+    assert 0 <= record["bayes_generalisation_error"] < 1e-3  # beyond alpha_PR both predictions are exact
     # beyond alpha_PR = 0.1875 the softmax error vanishes (SE and AMP)
     assert record["se_mmse"] == 0.0 and record["error"] < 1e-3
     assert run_cli(*args).stdout == done.stdout  # same seed, same numbers

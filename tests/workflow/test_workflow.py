@@ -197,13 +197,6 @@ def test_claims_table_names_what_this_scale_does_not_measure(tiny_run):
 
 
 @needs_science
-def test_report_has_a_caption_for_every_figure(tiny_run):
-    run_snakemake(tiny_run, "--cores", "2", "--report", "report.html")
-    html = (tiny_run / "report.html").read_text(errors="replace")
-    assert "paper1_fig1.png" in html and "paper1_fig2.png" in html
-
-
-@needs_science
 def test_nothing_to_do_after_a_complete_run(tiny_run):
     done = run_snakemake(tiny_run, "-n", "--cores", "2")
     assert planned_jobs(done.stdout) == []

@@ -99,7 +99,10 @@ def _check_delta(delta) -> np.ndarray:
 
 
 def degrees_of_freedom(rho: float) -> float:
-    """min(2ρ − ρ², 1): degrees of freedom of S per d² times 2 (§1.6, §4)."""
+    """D(ρ) = 2ρ − ρ² for ρ < 1, 1 for ρ >= 1: degrees of freedom of S per d² times 2 (§1.6, §4).
+
+    (Not min(2ρ − ρ², 1): 2ρ − ρ² falls back below 1 for ρ > 1, to 0 at ρ = 2.)
+    """
     rho = _check_rho(rho)
     return 1.0 if rho >= 1.0 else 2.0 * rho - rho * rho
 
@@ -467,7 +470,7 @@ def mmse(delta, rho: float, *, n_nodes: int = N_NODES) -> np.ndarray:
 
     Notes
     -----
-    Runs from Δ·min(2ρ − ρ², 1) at small Δ to 1 at large Δ.  I-MMSE:
+    Runs from Δ·D(ρ) (:func:`degrees_of_freedom`) at small Δ to 1 at large Δ.  I-MMSE:
     d I_den/d(1/Δ) = mmse(Δ)/4 (§3.1).  Vectorised over delta: cost
     O(len(delta) · n_nodes) cubic solves.
     """
@@ -480,7 +483,7 @@ def mmse(delta, rho: float, *, n_nodes: int = N_NODES) -> np.ndarray:
 
 
 def mmse_small_delta(delta, rho: float) -> np.ndarray:
-    """Leading order of mmse(Δ) as Δ → 0: Δ · min(2ρ − ρ², 1) (§3.2).
+    """Leading order of mmse(Δ) as Δ → 0: Δ · D(ρ), D = :func:`degrees_of_freedom` (§3.2).
 
     The relative correction is O(Δ) for ρ ≠ 1 and O(Δ^{2/3}) at ρ = 1, where
     the Marchenko–Pastur law has its hard edge at 0 (both checked by the tests).

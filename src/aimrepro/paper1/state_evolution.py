@@ -11,7 +11,7 @@ slow down near a transition.
 
 * Softmax (any T, §3.3): q̂ = c α/v with c = T² + T − 2, so with Δ = 1/q̂ the
   equation reads c α = mmse(Δ)/Δ.  The right side decreases from
-  min(2ρ − ρ², 1) (Δ → 0) to 0 (Δ → ∞), hence a unique root for α < α_PR and
+  D(ρ) = 2ρ − ρ² (ρ < 1) or 1 (ρ >= 1) at Δ → 0 to 0 (Δ → ∞), hence a unique root for α < α_PR and
   MMSE = 0 beyond: the threshold is exact and the MMSE depends on (α, T) only
   through c α.  Solved for all α at once by a vectorised Illinois
   (regula falsi) iteration in log Δ.

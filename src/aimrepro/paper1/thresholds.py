@@ -26,8 +26,10 @@ def n_softmax_measurements(T: int) -> int:
 
 
 def alpha_perfect_recovery(rho: float, T: int) -> float:
-    """Softmax perfect-recovery threshold α_PR(ρ, T) = min(2ρ − ρ², 1)/(T² + T − 2) (§4).
+    """Softmax perfect-recovery threshold α_PR(ρ, T) = D(ρ)/(T² + T − 2) (§4).
 
+    D(ρ) is the number of degrees of freedom of S per d²: 2ρ − ρ² for ρ < 1
+    and 1 for ρ >= 1 (not min(2ρ − ρ², 1), which falls back to 0 at ρ = 2).
     Valid for ρ in (0, ∞]; ρ = inf gives the Gaussian-prior value 1/(T² + T − 2).
     """
     _check_rho(rho, allow_inf=True)

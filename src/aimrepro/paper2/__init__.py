@@ -39,6 +39,16 @@ Modules, from the bottom up:
     :func:`explicit_truncation`), ``docs/paper2.md`` §4.
 :mod:`~aimrepro.paper2.moment_experiments`
     The result tables of Figures 1, 4 and S6.
+:mod:`~aimrepro.paper2.initial_velocity`
+    Initial velocities at an uninformative start: tied [P eqs. 17, 356],
+    the sign of Γ₁₂ [P eq. 23], untied [P eq. 42].
+:mod:`~aimrepro.paper2.finite_d_drift`
+    The exact finite-d expected SGD step and population flow of tied
+    attention for polynomial links (what SGD follows at finite d).
+:mod:`~aimrepro.paper2.strong_recovery`
+    Strong-recovery rates by linearisation at the teacher [P App. D.5, F.4].
+:mod:`~aimrepro.paper2.truncation_radius`
+    The radius of convergence of the linear-case truncations.
 :mod:`~aimrepro.paper2.untied`
     Untied attention S = U Vᵀ: the fast and slow phases, the dichotomy, the
     hierarchy of the slow flow (§2.3, §5.3).

@@ -11,6 +11,8 @@
     Threads, memory and wall-time budgets of the heavier rules.
 :mod:`~aimrepro_workflow.codeinputs`
     Each rule's code inputs: the import closure of its script.
+:mod:`~aimrepro_workflow.report`
+    The report's sentence on when and from which commits it was built.
 
 The rule files in ``workflow/rules/`` only declare: they take their
 patterns, inputs and params from here.

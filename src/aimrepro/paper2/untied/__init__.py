@@ -14,4 +14,6 @@ order lr/d, so two time scales follow:
     The weak-recovery dichotomy of the slow phase and the fast-state table.
 :mod:`~aimrepro.paper2.untied.hierarchy`
     The moment hierarchy of the slow flow over words in the factors.
+:mod:`~aimrepro.paper2.untied.truncation`
+    Its truncation at order M [P App. F.2, Cor. 8].
 """
