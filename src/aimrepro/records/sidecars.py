@@ -169,9 +169,12 @@ def process_usage() -> dict[str, float | int | None]:
     ``cpu_seconds``: user + system time of this process and of its finished
     (waited-for) children, from ``resource.getrusage``; CPU time, unlike wall
     time, does not grow when other work shares the machine.
-    ``peak_rss_bytes``: this process's ``ru_maxrss`` (kilobytes on Linux,
-    bytes on macOS), in bytes.  Both ``None`` without the ``resource`` module
-    (Windows).
+    ``peak_rss_bytes``: the high-water mark of this process image's resident
+    memory, ``VmHWM`` of ``/proc/self/status`` on Linux.  Not ``ru_maxrss``
+    there: Linux carries ``ru_maxrss`` across ``exec``, so a job that
+    Snakemake forks and execs would report at least Snakemake's own resident
+    size.  Elsewhere ``ru_maxrss`` (kilobytes, bytes on macOS).  Both ``None``
+    without the ``resource`` module (Windows).
     """
     try:
         import resource
@@ -180,8 +183,22 @@ def process_usage() -> dict[str, float | int | None]:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    unit = 1 if sys.platform == "darwin" else 1024
-    return {"cpu_seconds": round(cpu, 3), "peak_rss_bytes": int(own.ru_maxrss) * unit}
+    peak = _vm_high_water_mark()
+    if peak is None:
+        peak = int(own.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
+    return {"cpu_seconds": round(cpu, 3), "peak_rss_bytes": peak}
+
+
+def _vm_high_water_mark() -> int | None:
+    """``VmHWM`` of /proc/self/status in bytes, or None where there is none."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def sidecar_path(result: PathLike) -> Path:
