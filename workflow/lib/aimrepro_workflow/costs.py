@@ -78,29 +78,31 @@ PRICES: dict[str, float] = {
     "normal": 14e-9,             # one float64 standard normal (numpy PCG64)
     "eigh": 2.0e-9,              # a symmetric eigendecomposition, per d³
     "byte_io": 1.0e-9,           # writing or reading one byte of a .npz
-    "element": 1.5e-9,           # one float64 element of a vectorised expression
+    "element": 1.1e-9,           # one float64 element of a vectorised expression
+    "small_matmul": 1.365e-10,    # one multiply-add of numpy's matmul on stacks of tiny (T × r) matrices
     # overheads per call, fitted
-    "se_point_softmax": 2.0e-3,
+    "se_point_softmax": 0.008766,
     "se_point_hardmax": 0.13,
     "se_point_hardmax_paper": 0.10,
-    "amp_iteration": 1.0e-3,
-    "amp_sample_hardmax": 2.0e-6,
-    "amp_sample_softmax": 0.2e-6,
-    "gd_step": 2.0e-4,
-    "gd_replica_step": 1.0e-4,
-    "sgd_step": 1.5e-4,
-    "sgd_step_untied": 1.5e-4,
-    "sgd_sample_softmax": 1.0e-6,
-    "rhs_tied": 2.0e-4,
-    "rhs_direct": 2.0e-4,
-    "rhs_untied": 3.0e-4,
+    "amp_iteration": 0.001695,
+    "amp_sample_hardmax": 3.624e-07,
+    "amp_sample_softmax": 0,
+    "gd_step": 0,
+    "gd_replica_step": 3.793e-05,
+    "sgd_step": 0,
+    "sgd_step_untied": 0,
+    "sgd_sample_softmax": 1.016e-08,
+    "rhs_tied": 0.0009741,
+    "rhs_direct": 0.0005328,
+    "rhs_untied": 0.002249,
+    "rhs_untied_limit": 0.06675,  # the slaved limit flow: fast fixed points per right-hand side
     "gamma_softmax": 4.0e-4,
     "moment_letter_build": 13e-6,
     "moment_term": 8e-9,
     "moment_rhs": 1.0e-4,
-    "mc_sequence": 2.0e-6,
-    "quadrature_point": 1.0e-3,
-    "fast_state": 5.0e-3,
+    "mc_sequence": 1.091e-06,
+    "quadrature_point": 0.000112,
+    "fast_state": 0.01499,
     "input_file": 5.0e-3,
 }
 
@@ -108,11 +110,11 @@ PRICES: dict[str, float] = {
 #: numpy/scipy (and matplotlib for figures), the aimrepro modules, the input
 #: checks and the sidecar; fitted per rule to the quick-scale jobs.
 STARTUP: dict[str, float] = {
-    "se_curve": 0.8, "aim_dataset": 0.3, "amp_run": 0.8, "amp_summary": 0.8, "gd_run": 0.8,
-    "gd_summary": 0.8, "sgd_run": 0.6, "reference_flow": 0.8, "theorem1": 0.8, "landscape": 0.8,
+    "se_curve": 0, "aim_dataset": 0.2856, "amp_run": 0.4793, "amp_summary": 0.8, "gd_run": 0,
+    "gd_summary": 0.8, "sgd_run": 0.2785, "reference_flow": 0.4286, "theorem1": 0, "landscape": 0,
     "moment_truncations": 0.8, "riccati_flow": 0.8, "truncation_error": 0.8,
-    "untied_sgd_run": 0.6, "untied_theory": 0.8, "untied_fast_states": 0.8,
-    "figure": 2.0, "claims_topic": 1.5, "claims": 0.5,
+    "untied_sgd_run": 0.2463, "untied_theory": 0.548, "untied_fast_states": 0,
+    "figure": 1.505, "claims_topic": 3.52, "claims": 0.5,
 }
 
 #: Expected loop lengths where the data decide them, from the quick-scale jobs:
@@ -120,17 +122,17 @@ STARTUP: dict[str, float] = {
 #: at an overlap runs; right-hand-side evaluations of the adaptive ODE solvers
 #: (per unit of horizon for the moment hierarchy).
 TYPICAL: dict[str, float] = {
-    "amp_iterations_hardmax": 30.0,
-    "amp_iterations_hardmax_paper": 30.0,
-    "amp_iterations_softmax": 30.0,
-    "sgd_stop_fraction": 0.5,
-    "untied_stop_fraction": 0.3,
-    "tied_flow_rhs": 400.0,
-    "direct_flow_rhs": 200.0,
-    "untied_flow_rhs_RK45": 1200.0,
+    "amp_iterations_hardmax": 27.0,
+    "amp_iterations_hardmax_paper": 12.0,
+    "amp_iterations_softmax": 91.0,
+    "sgd_stop_fraction": 0.31,
+    "untied_stop_fraction": 0.21,
+    "tied_flow_rhs": 300.0,
+    "direct_flow_rhs": 820.0,
+    "untied_flow_rhs_RK45": 780.0,
     "untied_flow_rhs_ROS2": 1300.0,
-    "untied_limit_rhs": 500.0,
-    "untied_stop_fraction_flow": 0.3,
+    "untied_limit_rhs": 128.0,
+    "untied_stop_fraction_flow": 0.53,
     "moment_rhs_per_order": 60.0,
 }
 
@@ -479,7 +481,8 @@ def _amp_run(model: CostModel, w: dict) -> _Work:
         fixed={"byte_io": _dataset_bytes(n, n_test, T, d, r), "flop": 2.0 * n_test * T * d * d,
                "element": 20.0 * (n + n_test) * T * d},
         per_loop={"amp_iteration": 1, "flop": 4.0 * n * T * d * d, "eigh": float(d) ** 3,
-                  sample_unit: n * per_sample, "element": 10.0 * n * T * d},
+                  sample_unit: n * per_sample, "small_matmul": n * T * T * d,
+                  "element": 10.0 * n * T * d},
         loop=expected, loop_bound=cap,
         memory=R.amp_job(T=T, d=d, rho=_f(w, "rho"), alpha=_f(w, "alpha"), n_test=n_test,
                          max_iter=cap, channel=channel).bytes,
@@ -491,8 +494,8 @@ def _gd_threads(model: CostModel, scale: str) -> int:
 
 
 def _gd_run(model: CostModel, w: dict) -> _Work:
-    """Per Adam step and student: P = X W and Xᵀ(·) (4 n T d r flops), the pair products and
-    the softmax (n T² r, n T²), Adam (d r)."""
+    """Per Adam step and student: P = X W and Xᵀ(·) (4 n T d r flops), the pair products P Pᵀ
+    and (g + gᵀ) P (2 n T² r multiply-adds on T × r stacks), the softmax (n T²), Adam (d r)."""
     n, n_test, T, d, r = _dataset_sizes(model, w)
     K = _i(w, "inits")
     optimizer = (model.config["paper1"]["figure2"]["right"].get("gd") or {}).get("optimizer", {})
@@ -502,7 +505,8 @@ def _gd_run(model: CostModel, w: dict) -> _Work:
         fixed={"byte_io": _dataset_bytes(n, n_test, T, d, r),
                "flop": 2.0 * K * n_test * T * d * r + 2.0 * K * d * d * r},
         per_loop={"gd_step": 1, "gd_replica_step": K, "flop": 4.0 * K * n * T * d * r,
-                  "element": K * (6.0 * n * T * T * r + 20.0 * n * T * T + 12.0 * d * r)},
+                  "small_matmul": 2.0 * K * n * T * T * r,
+                  "element": K * (20.0 * n * T * T + 12.0 * d * r)},
         loop=steps, loop_bound=steps, threads=_gd_threads(model, w["scale"]),
         memory=R.gd_job(T=T, d=d, rho=_f(w, "rho"), alpha=_f(w, "alpha"), n_test=n_test, inits=K,
                         steps=max(steps, 1)).bytes,
@@ -700,7 +704,7 @@ def _untied_theory(model: CostModel, w: dict) -> _Work:
                      disk=_csv(records, 20))
     rhs = TYPICAL["untied_limit_rhs"]
     return _Work("untied_theory", fixed={"normal": 4.0 * d * r, "flop": 16.0 * d * r * r},
-                 per_loop={"rhs_untied": 1}, loop=rhs, loop_bound=rhs,
+                 per_loop={"rhs_untied_limit": 1}, loop=rhs, loop_bound=rhs,
                  memory=R.untied_flow_job(d=d, rho=rho, records=records).bytes,
                  disk=_csv(records, 20))
 
