@@ -33,6 +33,14 @@
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
+``aimrepro cost [--scale quick|paper] [--configfile F] [--json]``
+    What a pipeline run would cost before it is launched: per rule the
+    number of jobs, core-hours (expected, and if every data-dependent loop
+    ran to its cap), the largest job, peak memory per job and disk, then the
+    totals; ``--json`` prints the same as one JSON object.  The model is the
+    workflow's (``workflow/lib/aimrepro_workflow/costs.py``, which also sets
+    the rules' resources), found in the repository that holds ``--configfile``
+    (default ``config.yaml`` of the repository around the current directory).
 
 Arguments are checked before anything is computed.  A bad argument exits
 with status 2 and a single line on stderr naming it and its allowed range.
@@ -164,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Theory queries and provenance audits for the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{se,threshold,amp,gd,sgd,provenance}")
+                                     metavar="{se,threshold,amp,gd,sgd,provenance,cost}")
 
     se = commands.add_parser(
         "se", help="solve the Bayes-optimal state evolution at given sample ratios",
@@ -277,6 +285,22 @@ def build_parser() -> argparse.ArgumentParser:
                                  "and its consumer's record, every code file against its recorded "
                                  "hash; print what differs; exit 0 only if nothing does")
 
+    cost = commands.add_parser(
+        "cost", help="what the pipeline would cost: core-hours, memory and disk per rule",
+        description="Predict, before launching, what `snakemake --config scale=SCALE` costs: per "
+                    "rule the jobs, core-hours (expected; bound: every data-dependent loop at "
+                    "its cap), the largest job, peak memory per job and disk, then the totals. "
+                    "The model is the workflow's own (workflow/lib/aimrepro_workflow/costs.py, "
+                    "which also sets each rule's threads, mem_mb and runtime): it is read from "
+                    "the repository that holds --configfile, or else from the repository around "
+                    "the current directory (run it from the repository root, as snakemake).")
+    cost.add_argument("--scale", choices=("quick", "paper"), default=None,
+                      help="the preset to cost (default: the config's `scale`)")
+    cost.add_argument("--configfile", type=Path, default=None, metavar="FILE",
+                      help="the config to cost (default: config.yaml at the repository root)")
+    cost.add_argument("--json", action="store_true",
+                      help="print one JSON object instead of the table")
+
     # Each subcommand reports its own errors, prefixed with its name.
     for sub in commands.choices.values():
         sub.set_defaults(subparser=sub)
@@ -322,6 +346,8 @@ def _main(argv: Sequence[str] | None) -> int:
         _check_rho(args, subparser)
         _check_gd_size(args, subparser)
         return _run_gd(args, subparser)
+    if args.command == "cost":
+        return _run_cost(args, subparser)
     return _run_provenance(args, subparser)
 
 
@@ -612,6 +638,61 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
     print(f"{args.file}: {verdict}: {check.n_files} files, {check.n_code_files} code files"
           + (f", {len(check.problems)} problems" if check.problems else ""))
     return 1 if check.problems else 0
+
+
+def _workflow_root(start: Path) -> Path | None:
+    """The repository around ``start``: the first of it and its parents with workflow/lib."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / "workflow" / "lib" / "aimrepro_workflow" / "costs.py").is_file():
+            return candidate
+    return None
+
+
+def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    import yaml
+
+    from aimrepro.config import ConfigError, validate_config
+
+    if args.configfile is not None:
+        if not args.configfile.is_file():
+            subparser.error(f"argument --configfile: no such file: {args.configfile}")
+        root = _workflow_root(args.configfile.parent) or _workflow_root(Path.cwd())
+        config_path = args.configfile
+    else:
+        root = _workflow_root(Path.cwd())
+        config_path = root / "config.yaml" if root else None
+    if root is None:
+        subparser.error("cannot find the workflow (workflow/lib/aimrepro_workflow): run from the "
+                        "repository root or give --configfile inside the repository")
+    if not config_path.is_file():
+        subparser.error(f"argument --configfile: no config.yaml at {root}; give --configfile")
+    sys.path.insert(0, str(root / "workflow" / "lib"))
+    from aimrepro_workflow.checks import check_config
+    from aimrepro_workflow.costs import CostModel, format_table
+
+    try:
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        schema = yaml.safe_load((root / "workflow" / "schemas" / "config.schema.yaml")
+                                .read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        subparser.error(f"argument --configfile: cannot read {config_path}: "
+                        f"{' '.join(str(err).split())}")
+    if not isinstance(config, dict):
+        subparser.error(f"argument --configfile: {config_path} is not a mapping")
+    try:
+        validate_config(config, schema)
+        check_config(config)
+    except ConfigError as err:
+        subparser.error(f"argument --configfile: {err}")
+    scale = args.scale or config["scale"]
+    table = CostModel(config).table(scale)
+    table["config"] = str(config_path)
+    if args.json:
+        print(json.dumps(table, allow_nan=False))
+    else:
+        print(format_table(table))
+    return 0
 
 
 def _print_json(record: dict[str, Any]) -> None:
