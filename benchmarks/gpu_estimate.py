@@ -16,13 +16,17 @@ Assumptions (each one a number below, with its source):
   about half the peak;
 * elementwise work and tiny batched matmuls are bound by memory bandwidth
   (2.0 TB/s on the 80 GB part): 24 bytes moved per element, 80 G elements/s;
-* normals: generated on the device at 50 G/s (memory-bound as well);
+* normals: drawn on the host by numpy, as the PyTorch backend does so that a
+  seed gives the same data on every device (aimrepro.paper2.sgd.run_sgd), at
+  the CPU price of the cost model, plus their copy to the device (8 bytes at
+  25 GB/s, PCIe 4);
 * a Python-level step (one SGD or Adam step) launches some 30 kernels at
   about 10 µs each: 0.3 ms per step, whatever its size;
 * a job pays 5 s to start (interpreter, CUDA context) instead of its CPU start-up.
 
-None of this is measured here: no GPU was available, and the code has no GPU
-backend on this branch.  The CPU figures beside it are the model's.
+None of this is measured here: no GPU was available; the PyTorch backend
+(aimrepro.backends) ran on this CPU only.  The CPU figures beside it are the
+model's.
 
 Usage: ``.venv/bin/python benchmarks/gpu_estimate.py``; writes benchmarks/results/gpu_estimate.json.
 """
@@ -49,7 +53,7 @@ GPU_PRICES = {
     "flop": 1.0 / 10e12,
     "element": 1.0 / 80e9,
     "small_matmul": 1.0 / 80e9,
-    "normal": 1.0 / 50e9,
+    "normal": costs.PRICES["normal"] + 8.0 / 25e9,  # host draws and their copy
     "byte_io": 1.0e-9,          # reading a dataset from disk does not get faster
     "sgd_step": 0.3e-3,
     "sgd_step_untied": 0.3e-3,
