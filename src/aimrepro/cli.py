@@ -33,6 +33,14 @@
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
+``aimrepro cost [--scale quick|paper] [--configfile F] [--json]``
+    What a pipeline run would cost before it is launched: per rule the
+    number of jobs, core-hours (expected, and if every data-dependent loop
+    ran to its cap), the largest job, peak memory per job and disk, then the
+    totals; ``--json`` prints the same as one JSON object.  The model is the
+    workflow's (``workflow/lib/aimrepro_workflow/costs.py``, which also sets
+    the rules' resources), found in the repository that holds ``--configfile``
+    (default ``config.yaml`` of the repository around the current directory).
 
 Arguments are checked before anything is computed.  A bad argument exits
 with status 2 and a single line on stderr naming it and its allowed range.
@@ -126,6 +134,14 @@ def _existing_file(text: str) -> Path:
     return path
 
 
+def _add_backend(sub: argparse.ArgumentParser) -> None:
+    from aimrepro.backends import BACKENDS
+
+    sub.add_argument("--backend", choices=BACKENDS, default="numpy",
+                     help="where the kernels compute: numpy (default, the reference) or torch "
+                          "(pip install -e '.[gpu]'; a GPU if there is one)")
+
+
 def _add_memory_limit(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--memory-limit", type=_positive_finite, default=None, metavar="GIB",
                      help="refuse a run whose estimated memory exceeds this many GiB, finite > 0 "
@@ -156,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Theory queries and provenance audits for the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{se,threshold,amp,gd,sgd,provenance}")
+                                     metavar="{se,threshold,amp,gd,sgd,provenance,cost}")
 
     se = commands.add_parser(
         "se", help="solve the Bayes-optimal state evolution at given sample ratios",
@@ -218,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="records on a uniform t_ode grid including 0 and H (default 101)")
     sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
                      help="weak-recovery threshold on |p12|/p22 (default 0.3)")
+    _add_backend(sgd)
     _add_memory_limit(sgd)
     amp = commands.add_parser(
         "amp", help="sample an AIM dataset and run GAMP-RIE on it",
@@ -231,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
     amp.add_argument("--max-iter", type=_integer_at_least(1), default=2000, metavar="N",
                      help="iteration cap (default 2000, aimrepro.paper1.amp.StoppingRule)")
+    _add_backend(amp)
     _add_memory_limit(amp)
 
     gd = commands.add_parser(
@@ -249,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="softmax inverse temperature of data and students, finite > 0 (default 1)")
     gd.add_argument("--init-scale", type=_positive_finite, default=1.0, metavar="SIGMA",
                     help="std of the initial factor entries, finite > 0 (default 1, as the paper)")
+    gd.add_argument("--threads", type=_integer_at_least(1), default=1, metavar="N",
+                    help="blocks of students trained at once, integer >= 1 (default 1); "
+                         "the result does not depend on it")
+    _add_backend(gd)
     _add_memory_limit(gd)
 
     provenance = commands.add_parser(
@@ -262,6 +284,22 @@ def build_parser() -> argparse.ArgumentParser:
                             help="verify the whole lineage instead: every file against its sidecar "
                                  "and its consumer's record, every code file against its recorded "
                                  "hash; print what differs; exit 0 only if nothing does")
+
+    cost = commands.add_parser(
+        "cost", help="what the pipeline would cost: core-hours, memory and disk per rule",
+        description="Predict, before launching, what `snakemake --config scale=SCALE` costs: per "
+                    "rule the jobs, core-hours (expected; bound: every data-dependent loop at "
+                    "its cap), the largest job, peak memory per job and disk, then the totals. "
+                    "The model is the workflow's own (workflow/lib/aimrepro_workflow/costs.py, "
+                    "which also sets each rule's threads, mem_mb and runtime): it is read from "
+                    "the repository that holds --configfile, or else from the repository around "
+                    "the current directory (run it from the repository root, as snakemake).")
+    cost.add_argument("--scale", choices=("quick", "paper"), default=None,
+                      help="the preset to cost (default: the config's `scale`)")
+    cost.add_argument("--configfile", type=Path, default=None, metavar="FILE",
+                      help="the config to cost (default: config.yaml at the repository root)")
+    cost.add_argument("--json", action="store_true",
+                      help="print one JSON object instead of the table")
 
     # Each subcommand reports its own errors, prefixed with its name.
     for sub in commands.choices.values():
@@ -308,6 +346,8 @@ def _main(argv: Sequence[str] | None) -> int:
         _check_rho(args, subparser)
         _check_gd_size(args, subparser)
         return _run_gd(args, subparser)
+    if args.command == "cost":
+        return _run_cost(args, subparser)
     return _run_provenance(args, subparser)
 
 
@@ -489,6 +529,7 @@ def _check_sgd_arguments(args: argparse.Namespace, subparser: argparse.ArgumentP
 def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     import numpy as np
 
+    from aimrepro.backends import make_backend
     from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
 
     try:
@@ -496,9 +537,10 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
                            teacher_link=args.teacher_link, normalisation=args.normalisation)
         settings = SGDSettings(lr=args.lr, batch=args.batch, horizon=args.horizon,
                                weight_decay=args.weight_decay, n_records=args.records)
+        backend = make_backend(args.backend)
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
-    trajectory = SGDRun(spec, settings, args.seed).run()
+    trajectory = SGDRun(spec, settings, args.seed).run(backend=backend)
     for i in range(len(trajectory)):
         op = trajectory.at(i)
         record: dict[str, Any] = {name: trajectory.extra[name][i]
@@ -535,7 +577,8 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     try:
         spec = DatasetSpec(link=CHANNEL_LINK[args.channel], T=args.T, rho=args.rho, d=args.d,
                            alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.channel, max_iter=args.max_iter)
+        run = run_on_dataset(sample_dataset(spec, args.seed), args.channel, max_iter=args.max_iter,
+                             backend=args.backend)
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
@@ -556,7 +599,8 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
         spec = DatasetSpec(link="softmax", T=args.T, rho=args.rho, d=args.d, alpha=args.alpha,
                            replicate=args.replicate, n_test=args.test_samples, beta=args.beta)
         settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.inits, settings)
+        run = run_on_dataset(sample_dataset(spec, args.seed), args.inits, settings, threads=args.threads,
+                             backend=args.backend)
         se_mmse = solve_se(make_channel("softmax", T=args.T, beta=args.beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
@@ -594,6 +638,61 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
     print(f"{args.file}: {verdict}: {check.n_files} files, {check.n_code_files} code files"
           + (f", {len(check.problems)} problems" if check.problems else ""))
     return 1 if check.problems else 0
+
+
+def _workflow_root(start: Path) -> Path | None:
+    """The repository around ``start``: the first of it and its parents with workflow/lib."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / "workflow" / "lib" / "aimrepro_workflow" / "costs.py").is_file():
+            return candidate
+    return None
+
+
+def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    import yaml
+
+    from aimrepro.config import ConfigError, validate_config
+
+    if args.configfile is not None:
+        if not args.configfile.is_file():
+            subparser.error(f"argument --configfile: no such file: {args.configfile}")
+        root = _workflow_root(args.configfile.parent) or _workflow_root(Path.cwd())
+        config_path = args.configfile
+    else:
+        root = _workflow_root(Path.cwd())
+        config_path = root / "config.yaml" if root else None
+    if root is None:
+        subparser.error("cannot find the workflow (workflow/lib/aimrepro_workflow): run from the "
+                        "repository root or give --configfile inside the repository")
+    if not config_path.is_file():
+        subparser.error(f"argument --configfile: no config.yaml at {root}; give --configfile")
+    sys.path.insert(0, str(root / "workflow" / "lib"))
+    from aimrepro_workflow.checks import check_config
+    from aimrepro_workflow.costs import CostModel, format_table
+
+    try:
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        schema = yaml.safe_load((root / "workflow" / "schemas" / "config.schema.yaml")
+                                .read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        subparser.error(f"argument --configfile: cannot read {config_path}: "
+                        f"{' '.join(str(err).split())}")
+    if not isinstance(config, dict):
+        subparser.error(f"argument --configfile: {config_path} is not a mapping")
+    try:
+        validate_config(config, schema)
+        check_config(config)
+    except ConfigError as err:
+        subparser.error(f"argument --configfile: {err}")
+    scale = args.scale or config["scale"]
+    table = CostModel(config).table(scale)
+    table["config"] = str(config_path)
+    if args.json:
+        print(json.dumps(table, allow_nan=False))
+    else:
+        print(format_table(table))
+    return 0
 
 
 def _print_json(record: dict[str, Any]) -> None:

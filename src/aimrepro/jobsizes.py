@@ -137,14 +137,18 @@ def _paper1_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
                       or a * measurements <= size["alphaT_max"]]
             if not alphas:
                 continue
-            dataset = {"T": T, "d": size["d"], "rho": right["rho"], "alpha": max(alphas), "n_test": n_test}
             keys = {"T": f"paper1.figure2.right.gd.Ts[{i}]", "d": f"{s}.gd.d",
                     "rho": "paper1.figure2.right.rho", "alpha": "paper1.figure2.right.gd.alpha.hi",
                     "n_test": data_key}
+            dataset = {"T": T, "d": size["d"], "rho": right["rho"], "alpha": max(alphas), "n_test": n_test}
             jobs.append(PlannedJob("aim_dataset", R.dataset_job, dataset, keys))
-            jobs.append(PlannedJob(
-                "gd_run", R.gd_job, {**dataset, "inits": size["inits"], "steps": plan["optimizer"]["steps"]},
-                {**keys, "inits": f"{s}.gd.inits", "steps": "paper1.figure2.right.gd.optimizer.steps"}))
+            # every alpha: GD's working set is chunked over the students (gd.replica_chunk),
+            # so a smaller alpha can hold more students at once and need more memory
+            for alpha in alphas:
+                jobs.append(PlannedJob(
+                    "gd_run", R.gd_job, {**dataset, "alpha": alpha, "inits": size["inits"],
+                                         "steps": plan["optimizer"]["steps"]},
+                    {**keys, "inits": f"{s}.gd.inits", "steps": "paper1.figure2.right.gd.optimizer.steps"}))
     return jobs
 
 
@@ -286,8 +290,9 @@ def _untied_jobs(p2: Mapping, sizes: Mapping, s: str) -> list[PlannedJob]:
             flow_keys = {k: keys[k] for k in ("d", "rho", "records")}
             jobs.append(PlannedJob("untied_theory", R.untied_flow_job, {**flow, "method": method},
                                    {**flow_keys, "method": f"{s}.untied_flow.method"}))
-            jobs.append(PlannedJob("untied_theory", R.untied_flow_job, {**flow, "method": "RK45"},
-                                   flow_keys))
+            if figure == "figureS4" and d == max(dims):  # the slaved limit, from the largest d
+                jobs.append(PlannedJob("untied_theory", R.untied_flow_job, {**flow, "method": "RK45"},
+                                       flow_keys))
     jobs.append(PlannedJob("untied_fast_states", R.fast_states_job, {"n_grid": sizes["figureS5"]["n_grid"]},
                            {"n_grid": f"{s}.figureS5.n_grid"}))
     return jobs

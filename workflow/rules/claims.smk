@@ -18,8 +18,7 @@ rule claims_paper1_theory:
         paths.CLAIM_FRAGMENT.log(topic="paper1_theory"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("claims_paper1_theory"),
     script:
         "../scripts/claims_paper1_theory.py"
 
@@ -37,8 +36,7 @@ rule claims_paper1_amp:
         paths.CLAIM_FRAGMENT.log(topic="paper1_amp"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("claims_paper1_amp"),
     script:
         "../scripts/claims_paper1_amp.py"
 
@@ -56,8 +54,7 @@ rule claims_paper1_gd:
         paths.CLAIM_FRAGMENT.log(topic="paper1_gd"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("claims_paper1_gd"),
     script:
         "../scripts/claims_paper1_gd.py"
 
@@ -82,8 +79,7 @@ rule claims_paper2_dynamics:
         paths.CLAIM_FRAGMENT.log(topic="paper2_dynamics"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("claims_paper2_dynamics"),
     script:
         "../scripts/claims_paper2_dynamics.py"
 
@@ -111,8 +107,7 @@ rule claims_paper2_moments:
         paths.CLAIM_FRAGMENT.log(topic="paper2_moments"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("claims_paper2_moments"),
     script:
         "../scripts/claims_paper2_moments.py"
 
@@ -141,8 +136,7 @@ rule claims_paper2_untied:
         paths.CLAIM_FRAGMENT.log(topic="paper2_untied"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("claims_paper2_untied"),
     script:
         "../scripts/claims_paper2_untied.py"
 
@@ -166,7 +160,6 @@ rule claims:
         "results/{scale}/logs/claims.log",
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        **COSTS.resources("claims"),
     script:
         "../scripts/claims.py"

@@ -21,8 +21,7 @@ rule paper1_fig1:
         figure_log("paper1_fig1"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper1_fig1"),
     script:
         "../scripts/paper1_fig1.py"
 
@@ -44,8 +43,7 @@ rule paper1_fig2:
         figure_log("paper1_fig2"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper1_fig2"),
     script:
         "../scripts/paper1_fig2.py"
 
@@ -67,8 +65,7 @@ rule paper2_fig1:
         figure_log("paper2_fig1"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig1"),
     script:
         "../scripts/paper2_fig1.py"
 
@@ -88,8 +85,7 @@ rule paper2_fig2:
         figure_log("paper2_fig2"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig2"),
     script:
         "../scripts/paper2_fig2.py"
 
@@ -109,8 +105,7 @@ rule paper2_fig3:
         figure_log("paper2_fig3"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig3"),
     script:
         "../scripts/paper2_fig3.py"
 
@@ -132,8 +127,7 @@ rule paper2_fig4:
         figure_log("paper2_fig4"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig4"),
     script:
         "../scripts/paper2_fig4.py"
 
@@ -151,8 +145,7 @@ rule paper2_figS1:
         figure_log("paper2_figS1"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS1"),
     script:
         "../scripts/paper2_figS1.py"
 
@@ -171,8 +164,7 @@ rule paper2_figS2:
         figure_log("paper2_figS2"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS2"),
     script:
         "../scripts/paper2_figS2.py"
 
@@ -193,8 +185,7 @@ rule paper2_figS3:
         figure_log("paper2_figS3"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS3"),
     script:
         "../scripts/paper2_figS3.py"
 
@@ -215,8 +206,7 @@ rule paper2_figS4:
         figure_log("paper2_figS4"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_figS4"),
     script:
         "../scripts/paper2_figS4.py"
 
@@ -237,8 +227,7 @@ rule paper2_figS5:
         figure_log("paper2_figS5"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_figS5"),
     script:
         "../scripts/paper2_figS5.py"
 
@@ -258,7 +247,6 @@ rule paper2_figS6:
         figure_log("paper2_figS6"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS6"),
     script:
         "../scripts/paper2_figS6.py"

@@ -23,7 +23,6 @@ rule se_curve:
         beta=1.0,
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=budgets.se_runtime,
+        **COSTS.resources("se_curve"),
     script:
         "../scripts/se_curve.py"

@@ -221,6 +221,18 @@ def dataset_link(name: str, beta: float | None) -> str:
     return link_token(name, beta)
 
 
+def dataset_of(wildcards: Mapping[str, Any]) -> str:
+    """The dataset an AMP or GD run reads, from the run's wildcards.
+
+    Both hardmax channels (the published and the corrected formula) read the
+    hardmax data: the channel is the algorithm's, the data are the model's.
+    """
+    link = wildcards.get("link") or (
+        "hardmax" if wildcards["channel"].startswith("hardmax") else wildcards["channel"])
+    return DATASET.format(wildcards["scale"], link=link, T=wildcards["T"], rho=wildcards["rho"],
+                          d=wildcards["d"], alpha=wildcards["alpha"], seed=wildcards["seed"])
+
+
 # ---------------------------------------------------------------------------
 # Paper 2
 # ---------------------------------------------------------------------------
