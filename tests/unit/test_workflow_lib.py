@@ -31,7 +31,8 @@ def test_every_result_kind_is_one_spec():
     assert set(SPECS) == {
         "SE_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
-        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT"}
+        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FISHER_TABLE",
+        "TOKENS_SE_CURVE"}
 
 
 def test_numbers_in_paths_are_written_with_g_format():
@@ -150,3 +151,35 @@ def test_cross_key_checks_name_the_key(config, edit, message):
     assert str(caught.value).startswith("invalid config: ")
     assert message in str(caught.value) and "\n" not in str(caught.value)
     check_config(config)  # the repository's config passes
+
+
+def test_hardmax_tokens_plan_ties_each_curve_to_its_table(config):
+    plan = Plan(config)
+    size = config["scales"]["quick"]["hardmax_tokens"]
+    tables = plan.fisher_tables("quick")
+    assert [t["T"] for t in tables] == size["Ts"]
+    assert tables[0]["path"] == (f"results/quick/fisher/hardmax_T{size['Ts'][0]}_x0.02_k17_"
+                                 f"nref{size['n_reference']}_deg6_seed{config['seed']}.csv")
+    curves = plan.tokens_curves("quick")
+    assert len(curves) == len(tables) * len(config["paper1"]["figure1"]["left"]["rhos"])
+    for curve in curves:
+        values = paths.TOKENS_SE_CURVE.parse(curve["path"])
+        # the rule finds the table from the curve's wildcards alone
+        assert plan.fisher_table("quick", int(values["T"]), int(values["nref"]),
+                                 int(values["seed"]))["path"] == curve["table"]
+        # never matched by the rule of the exact channels
+        with pytest.raises(ValueError):
+            paths.SE_CURVE.parse(curve["path"])
+    exact = plan.tokens_exact_curves("quick")
+    assert {c["path"] for c in exact} <= {c["path"] for c in plan.figure1_curves("quick")}
+
+
+def test_hardmax_tokens_sizes_are_required_at_every_scale(config):
+    broken = copy.deepcopy(config)
+    del broken["scales"]["paper"]["hardmax_tokens"]
+    with pytest.raises(ConfigError, match="scales.paper.hardmax_tokens is missing"):
+        check_config(broken)
+    broken = copy.deepcopy(config)
+    broken["paper1"]["hardmax_tokens"]["table"]["degree"] = 17
+    with pytest.raises(ConfigError, match="table.degree = 17; allowed: an integer < table.nodes = 17"):
+        check_config(broken)

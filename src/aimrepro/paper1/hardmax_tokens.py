@@ -558,6 +558,20 @@ class FisherTable:
         return {"x": self.x, "m": self.m, "F": self.value, "F_stderr": self.stderr, "n_samples": self.n_samples,
                 "candidates_per_sample": self.candidates_per_sample, "seconds": self.seconds, "n_dropped": dropped}
 
+    @classmethod
+    def from_columns(cls, columns, *, T: int, seed: int, first_block: int = 2) -> "FisherTable":
+        """The table written by :meth:`columns` (e.g. read back from a CSV file), for :func:`fit_fisher_table`."""
+        missing = {"x", "F", "F_stderr", "n_samples"} - set(columns)
+        if missing:
+            raise ValueError(f"columns must hold x, F, F_stderr and n_samples; missing {sorted(missing)}")
+        x = np.asarray(columns["x"], dtype=float)
+        zeros = np.zeros(x.size)
+        return cls(_check_T(T), x, np.asarray(columns["F"], dtype=float), np.asarray(columns["F_stderr"], dtype=float),
+                   np.asarray(columns["n_samples"], dtype=np.int64),
+                   np.asarray(columns.get("candidates_per_sample", zeros), dtype=float),
+                   np.asarray(columns.get("seconds", zeros), dtype=float), int(seed), int(first_block),
+                   np.asarray(columns.get("n_dropped", zeros), dtype=np.int64))
+
 
 def node_seeds(seed: int, T: int, n_nodes: int) -> list[np.random.SeedSequence]:
     """Independent seed sequences per table node, keyed by (seed, T) so T = 3 and T = 4 tables never share bits."""
@@ -1170,3 +1184,17 @@ def solve_se(fit: FisherFit, alpha: float, rho: float, *, tol: float = 1e-10, sc
 def se_curve(fit: FisherFit, alphas, rho: float, *, scan: bool = False) -> list[HardmaxSEPoint]:
     """:func:`solve_se` along a grid of α (each point solved from the uninformative start)."""
     return [solve_se(fit, float(a), rho, scan=scan) for a in np.atleast_1d(alphas)]
+
+
+def curve_columns(points) -> dict:
+    """Columns of a table of SE points (:func:`se_curve`): the SE keys of ``state_evolution`` plus the errors.
+
+    ``alpha, mmse, mmse_stderr, q, q_hat, F, F_stderr, m, extrapolated,
+    converged, iterations, residual, n_fixed_points`` (−1: not scanned).
+    """
+    points = list(points)
+    if not points:
+        raise ValueError("points must hold at least one HardmaxSEPoint")
+    names = ("alpha", "mmse", "mmse_stderr", "q", "q_hat", "F", "F_stderr", "m", "extrapolated", "converged",
+             "iterations", "residual", "n_fixed_points")
+    return {name: np.array([getattr(p, name) for p in points]) for name in names}

@@ -8,11 +8,12 @@ gives the measured costs they are based on.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
-    "amp_mem_mb", "amp_runtime", "dataset_mem_mb", "gd_mem_mb", "gd_runtime", "gd_threads",
+    "amp_mem_mb", "amp_runtime", "dataset_mem_mb", "fisher_table_runtime", "gd_mem_mb", "gd_runtime", "gd_threads",
     "se_runtime", "sgd_runtime", "theorem1_runtime", "truncation_error_runtime",
     "untied_mem_mb", "untied_runtime", "untied_theory_runtime", "untied_threads",
 ]
@@ -27,6 +28,20 @@ def _tokens(wildcards) -> int:
 def se_runtime(wildcards) -> int:
     """A softmax point is one scalar root, a hardmax point a quadrature-based fixed point."""
     return 10 + int(wildcards.n) // (10 if wildcards.channel == "softmax" else 2)
+
+
+#: CPU microseconds per estimator sample of a Fisher table, per T (measured ~0.2, 2, 10;
+#: docs/paper1.md §3.6), with a margin; larger T: number of possible labels grows ~10x per T.
+_FISHER_US_PER_SAMPLE = {2: 1.0, 3: 5.0, 4: 25.0}
+
+
+def fisher_table_runtime(wildcards) -> int:
+    """Samples n_k = nref/x_k on the Chebyshev-Lobatto nodes of [x_min, 1] (hardmax_tokens.table_grid)."""
+    nodes, x_min = int(wildcards.nodes), float(wildcards.x_min)
+    inverse_sum = sum(1.0 / (x_min + (1.0 - x_min) * (1.0 - math.cos(math.pi * k / (nodes - 1))) / 2.0)
+                      for k in range(nodes))
+    per_sample = _FISHER_US_PER_SAMPLE.get(int(wildcards.T), 250.0) * 1e-6
+    return 5 + math.ceil(int(wildcards.nref) * inverse_sum * per_sample / 60.0)
 
 
 def dataset_mem_mb(wildcards) -> int:

@@ -141,6 +141,59 @@ class Plan:
                                   right["alphaT"], n_points))
         return curves
 
+    # --- paper 1: hardmax attention with T >= 3 tokens (beyond the paper) -------
+
+    def hardmax_tokens_planned(self) -> bool:
+        """paper1.hardmax_tokens is configured (its sizes per scale are then required, checks.py)."""
+        return "hardmax_tokens" in self.config["paper1"]
+
+    def tokens_size(self, scale: str) -> dict:
+        """scales.<scale>.hardmax_tokens: {Ts, n_reference} of the Fisher tables."""
+        return self.config["scales"][scale]["hardmax_tokens"]
+
+    def fisher_table(self, scale: str, T: int, nref: int, seed: int) -> dict:
+        """The Fisher table F_T(m) with ``nref`` reference samples and ``seed`` (docs/paper1.md §3.6)."""
+        table = self.config["paper1"]["hardmax_tokens"]["table"]
+        values = dict(T=int(T), x_min=_rounded(table["x_min"]), nodes=int(table["nodes"]),
+                      nref=int(nref), degree=int(table["degree"]), seed=int(seed))
+        path = paths.FISHER_TABLE.format(scale, **values)
+        return {**values, "first_block": int(table["first_block"]), "path": path}
+
+    def fisher_tables(self, scale: str) -> list[dict]:
+        """One Fisher table per T of the scale, seeded by the config's seed (node seeds keyed by T)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        size = self.tokens_size(scale)
+        return [self.fisher_table(scale, T, size["n_reference"], self.config["seed"])
+                for T in size["Ts"]]
+
+    def tokens_curves(self, scale: str) -> list[dict]:
+        """SE curves of Figure S1: Figure 1 left's rhos and alpha grid, one per T with a table."""
+        if not self.hardmax_tokens_planned():
+            return []
+        left = self.config["paper1"]["figure1"]["left"]
+        n_points = self.config["scales"][scale]["se_points"]["hardmax"]
+        grid = left["alpha"]
+        curves = []
+        for table in self.fisher_tables(scale):
+            for rho in left["rhos"]:
+                curves.append({
+                    "T": table["T"], "rho": _rounded(rho), "table": table["path"],
+                    "degree": table["degree"],
+                    "path": paths.TOKENS_SE_CURVE.format(
+                        scale, T=table["T"], rho=rho, spacing=grid["spacing"], lo=grid["lo"],
+                        hi=grid["hi"], n=n_points, nref=table["nref"], seed=table["seed"])})
+        return curves
+
+    def tokens_exact_curves(self, scale: str) -> list[dict]:
+        """Exact corrected T = 2 curves on Figure S1's grid (the files of Figure 1 left when it draws them)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        left = self.config["paper1"]["figure1"]["left"]
+        n_points = self.config["scales"][scale]["se_points"]["hardmax"]
+        return [self._curve(scale, "left", "hardmax", 2, rho, "alpha", left["alpha"], n_points)
+                for rho in left["rhos"]]
+
     # --- paper 1: AMP ---------------------------------------------------------
 
     def amp_size(self, scale: str, family: str) -> dict | None:
