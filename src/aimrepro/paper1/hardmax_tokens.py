@@ -530,6 +530,30 @@ def table_samples(x, n_reference: int) -> np.ndarray:
     return np.ceil(n_reference / x).astype(np.int64)
 
 
+#: Measured CPU microseconds per estimator sample, averaged over the default grid (one thread; report of
+#: issue 17 and docs/paper1.md §3.6).  The cost is dominated by rejection sampling: ~(possible labels) candidates.
+SAMPLE_MICROSECONDS = {2: 0.7, 3: 1.6, 4: 10.0}
+
+
+def estimated_table_seconds(T: int, n_reference: int, n_nodes: int = TABLE_NODES,
+                            x_min: float = TABLE_X_MIN) -> float:
+    """Expected CPU seconds of the default table (:func:`table_samples` on :func:`table_grid`).
+
+    Measured per-sample costs for T ≤ 4 (:data:`SAMPLE_MICROSECONDS`); beyond,
+    the T = 4 cost scaled by the number of possible labels (the candidates a
+    posterior draw needs), which :func:`possible_labels` counts by enumeration.
+    """
+    T = _check_T(T)
+    total = float(np.sum(table_samples(table_grid(n_nodes, x_min), n_reference)))
+    if T in SAMPLE_MICROSECONDS:
+        per_sample = SAMPLE_MICROSECONDS[T]
+    else:
+        # T^T bounds the count where enumerating the maps would itself be slow
+        labels = len(possible_labels(T)) if T <= 6 else float(T) ** T
+        per_sample = SAMPLE_MICROSECONDS[4] * labels / len(possible_labels(4))
+    return total * per_sample * 1e-6
+
+
 @dataclass(frozen=True)
 class FisherTable:
     """F_T(m) on a grid x = √(1 − m), from :func:`fisher_table`.
