@@ -96,7 +96,7 @@ def test_strided_indices_always_keep_the_last():
 
 def test_plan_of_the_quick_config(config):
     plan = Plan(config)
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper2_fig2", "paper2_figS1",
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper2_fig2", "paper2_figS1",
                               "paper2_figS2", "paper2_figS3", "paper2_fig1", "paper2_fig4",
                               "paper2_figS6", "paper2_fig3", "paper2_figS4", "paper2_figS5"]
     assert plan.claim_topics("quick") == ["paper1_theory", "paper1_amp", "paper1_gd",
@@ -115,7 +115,7 @@ def test_plan_of_the_quick_config(config):
     assert all("_c0.5_" in run["path"] for run in plan.figure2_runs("quick"))
     assert all("_c1_" in run["path"] for run in plan.figure4_moment_runs("quick"))
     targets = plan.all_targets("quick")
-    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 12 + 1
+    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 13 + 1
 
 
 def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
@@ -124,7 +124,7 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     del reduced["paper2"]
     plan = Plan(reduced)
     assert plan.claim_topics("quick") == ["paper1_theory"]
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2"]
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1"]
     assert set(plan.unmeasured_topics("quick")) == {
         "paper1_amp", "paper1_gd", "paper2_dynamics", "paper2_moments", "paper2_untied"}
 

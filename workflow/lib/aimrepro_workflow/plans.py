@@ -65,6 +65,8 @@ class Plan:
 
     def figures(self) -> list[str]:
         names = ["paper1_fig1", "paper1_fig2"]
+        if self.hardmax_tokens_planned():
+            names.append("paper1_figS1")
         for family in self.paper2_families():
             names += PAPER2_FAMILIES[family][1]
         return names
