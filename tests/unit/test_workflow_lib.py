@@ -100,7 +100,7 @@ def test_plan_of_the_quick_config(config):
                               "paper2_figS2", "paper2_figS3", "paper2_fig1", "paper2_fig4",
                               "paper2_figS6", "paper2_fig3", "paper2_figS4", "paper2_figS5"]
     assert plan.claim_topics("quick") == ["paper1_theory", "paper1_amp", "paper1_gd",
-                                          "paper2_dynamics", "paper2_moments", "paper2_untied"]
+                                          "paper1_hardmax_tokens", "paper2_dynamics", "paper2_moments", "paper2_untied"]
     figure1 = config["paper1"]["figure1"]
     curves = plan.figure1_curves("quick")
     assert len(curves) == len(figure1["channels"]) * (
@@ -123,10 +123,10 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     del reduced["scales"]["quick"]["amp"], reduced["scales"]["quick"]["gd"]
     del reduced["paper2"]
     plan = Plan(reduced)
-    assert plan.claim_topics("quick") == ["paper1_theory"]
+    assert plan.claim_topics("quick") == ["paper1_theory", "paper1_hardmax_tokens"]
     assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1"]
     assert set(plan.unmeasured_topics("quick")) == {
-        "paper1_amp", "paper1_gd", "paper2_dynamics", "paper2_moments", "paper2_untied"}
+        "paper1_amp", "paper1_gd", "paper1_hardmax_tokens_amp", "paper2_dynamics", "paper2_moments", "paper2_untied"}
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -179,6 +179,10 @@ def test_hardmax_tokens_sizes_are_required_at_every_scale(config):
     del broken["scales"]["paper"]["hardmax_tokens"]
     with pytest.raises(ConfigError, match="scales.paper.hardmax_tokens is missing"):
         check_config(broken)
+    del broken["paper1"]["hardmax_tokens"]
+    check_config(broken)  # without the section nothing is planned and no size is needed
+    assert "paper1_figS1" not in Plan(broken).figures()
+    assert "paper1_hardmax_tokens" in Plan(broken).unmeasured_topics("quick")
     broken = copy.deepcopy(config)
     broken["paper1"]["hardmax_tokens"]["table"]["degree"] = 17
     with pytest.raises(ConfigError, match="table.degree = 17; allowed: an integer < table.nodes = 17"):

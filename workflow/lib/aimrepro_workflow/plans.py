@@ -77,6 +77,8 @@ class Plan:
             topics.append("paper1_amp")
         if self.figure2_gd_curves(scale):
             topics.append("paper1_gd")
+        if self.hardmax_tokens_planned():
+            topics.append("paper1_hardmax_tokens")
         topics += [PAPER2_FAMILIES[family][2] for family in self.paper2_families()]
         return topics
 
@@ -87,6 +89,13 @@ class Plan:
             reasons["paper1_amp"] = f"no AMP sizes in scales.{scale}.amp"
         if not self.figure2_gd_curves(scale):
             reasons["paper1_gd"] = f"no GD sizes in scales.{scale}.gd"
+        if self.hardmax_tokens_planned():
+            reasons["paper1_hardmax_tokens_amp"] = (
+                "GAMP-RIE with the sampled T = 3 hardmax g_out (~1 s per iteration at d = 150, "
+                "several d and seeds for a finite-size trend) is not in the pipeline; measured "
+                "once by hand, docs/paper1.md §3.6")
+        elif "hardmax_tokens" not in self.config["paper1"]:
+            reasons["paper1_hardmax_tokens"] = "no paper1.hardmax_tokens in the config"
         for family, (needed, _, topic) in PAPER2_FAMILIES.items():
             if family not in self.paper2_families():
                 reasons[topic] = f"no paper2.{', '.join(needed)} in the config"
