@@ -55,3 +55,32 @@ def test_large_alpha_law_matches_the_exact_t2_channel():
         mmse = exact_se_curve(Hardmax2(), [300.0], rho)[0].mmse
         assert mmse / claims.large_alpha_law(300.0, rho, float(fit.G(0.0))) == pytest.approx(1.0, abs=0.01)
     assert claims.denoising_dof(0.5) == 0.75 and claims.denoising_dof(2.0) == 1.0
+
+
+def _se_point(mmse=0.14, stderr=0.0005):
+    return ht.HardmaxSEPoint(3, 0.3, 0.5, 1.5 - mmse, 4.0, mmse, stderr, 2.0, 0.01, 0.9, False, True, 10, 0.0, 1)
+
+
+def _runs(limit, slope, dims=(40, 80, 160), seeds=6, spread=0.004):
+    rng = np.random.default_rng(3)
+    return [{"d": d, "status": "stationary", "error": 0.14 + limit + slope / d + spread * rng.standard_normal()}
+            for d in dims for _ in range(seeds)]
+
+
+def test_amp_trend_row_passes_when_the_excess_vanishes_like_one_over_d():
+    from aimrepro.claims.paper1_hardmax_tokens_amp import amp_trend_row
+
+    row = amp_trend_row(_runs(0.0, 0.4), _se_point())
+    assert row.passed and abs(row.measured) < 0.006 and "d = 40" in row.note
+    row = amp_trend_row(_runs(0.03, 0.4), _se_point())
+    assert row.failed and row.measured == pytest.approx(0.03, abs=0.006)
+
+
+def test_amp_trend_row_ignores_unusable_runs_and_needs_two_sizes():
+    from aimrepro.claims.paper1_hardmax_tokens_amp import amp_trend_row
+
+    runs = _runs(0.0, 0.4) + [{"d": 40, "status": "max_iter", "error": 9.0}]
+    row = amp_trend_row(runs, _se_point())
+    assert row.passed and "1 runs neither converged nor stationary" in row.note
+    row = amp_trend_row(_runs(0.0, 0.4, dims=(40,)), _se_point())
+    assert row.failed and row.measured == "n/a"

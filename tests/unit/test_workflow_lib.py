@@ -32,7 +32,7 @@ def test_every_result_kind_is_one_spec():
         "SE_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
         "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FISHER_TABLE",
-        "TOKENS_SE_CURVE"}
+        "TOKENS_SE_CURVE", "TOKENS_AMP_RUN"}
 
 
 def test_numbers_in_paths_are_written_with_g_format():
@@ -186,4 +186,23 @@ def test_hardmax_tokens_sizes_are_required_at_every_scale(config):
     broken = copy.deepcopy(config)
     broken["paper1"]["hardmax_tokens"]["table"]["degree"] = 17
     with pytest.raises(ConfigError, match="table.degree = 17; allowed: an integer < table.nodes = 17"):
+        check_config(broken)
+
+
+def test_hardmax_tokens_amp_is_planned_where_sized(config):
+    plan = Plan(config)
+    assert plan.tokens_amp_runs("quick") == []
+    assert "paper1_hardmax_tokens_amp" in plan.unmeasured_topics("quick")
+    assert "paper1_hardmax_tokens_amp" not in plan.unmeasured_topics("paper")
+    assert "paper1_hardmax_tokens_amp" in plan.claim_topics("paper")
+    runs = plan.tokens_amp_runs("paper")
+    size = config["scales"]["paper"]["hardmax_tokens"]["amp"]
+    assert len(runs) == len(size["dims"]) * size["seeds"]
+    first = runs[0]
+    assert paths.TOKENS_AMP_RUN.parse(first["path"])["proposals"] == "256"
+    assert paths.DATASET.parse(first["data"])["link"] == "hardmax"
+    assert plan.tokens_amp_table("paper")["T"] == config["paper1"]["hardmax_tokens"]["amp"]["T"]
+    broken = copy.deepcopy(config)
+    broken["scales"]["paper"]["hardmax_tokens"]["Ts"] = [2, 4]
+    with pytest.raises(ConfigError, match="hardmax_tokens.amp.T = 3; allowed: one of scales.paper"):
         check_config(broken)

@@ -87,6 +87,27 @@ rule claims_paper1_hardmax_tokens:
         "../scripts/claims_paper1_hardmax_tokens.py"
 
 
+rule claims_paper1_hardmax_tokens_amp:
+    """Beyond paper 1: GAMP-RIE with the sampled T >= 3 hardmax g_out against the tabulated SE, trend in d."""
+    input:
+        runs=lambda wildcards: column(PLAN.tokens_amp_runs(wildcards.scale), "path"),
+        table=lambda wildcards: PLAN.tokens_amp_table(wildcards.scale)["path"],
+        code=script_code("claims_paper1_hardmax_tokens_amp.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_hardmax_tokens_amp"),
+    params:
+        runs=lambda wildcards: PLAN.tokens_amp_runs(wildcards.scale),
+        table=lambda wildcards: PLAN.tokens_amp_table(wildcards.scale),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_hardmax_tokens_amp"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper1_hardmax_tokens_amp.py"
+
+
 rule claims_paper2_dynamics:
     """Paper 2's landscape and weak-recovery claims as measured rows (docs/paper2.md §3, §5)."""
     input:

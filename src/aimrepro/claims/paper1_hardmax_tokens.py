@@ -167,3 +167,4 @@ def hardmax_tokens_claims(*, curves: Sequence[Mapping], exact: Mapping[float, Ma
         if T >= 3:
             rows.append(large_alpha_row(fits[T], curves))
     return rows
+

@@ -103,4 +103,9 @@ def _hardmax_tokens(config) -> str | None:
         if "hardmax_tokens" not in config["scales"][scale]:
             return (f"scales.{scale}.hardmax_tokens is missing; allowed: a mapping {{Ts, n_reference}} "
                     "(the Fisher tables of paper1.hardmax_tokens at this scale)")
+        sizes = config["scales"][scale]["hardmax_tokens"]
+        amp = science.get("amp")
+        if amp and "amp" in sizes and amp["T"] not in sizes["Ts"]:
+            return (f"paper1.hardmax_tokens.amp.T = {amp['T']}; allowed: one of "
+                    f"scales.{scale}.hardmax_tokens.Ts {sizes['Ts']} (the AMP is compared with that table's SE)")
     return None

@@ -235,6 +235,14 @@ TOKENS_SE_CURVE = ResultPath(
 
 
 
+#: GAMP-RIE with the hardmax channel of T tokens whose g_out is sampled with K proposals
+#: (aimrepro.paper1.hardmax_tokens.HardmaxTokens) on the hardmax dataset of the same values.
+TOKENS_AMP_RUN = ResultPath(
+    "amp", "hardmax_tokens_T{T}_rho{rho}_d{d}/alpha{alpha}_K{proposals}_seed{seed}", ".npz",
+    {"T": INTEGER_FIELD, "rho": NUMBER_FIELD, "d": INTEGER_FIELD, "alpha": NUMBER_FIELD,
+     "proposals": INTEGER_FIELD, "seed": SEED}, output="run")
+
+
 def dataset_link(name: str, beta: float | None) -> str:
     """The link token of a dataset or AMP channel (``softmax_beta1``, ``hardmax``)."""
     return link_token(name, beta)

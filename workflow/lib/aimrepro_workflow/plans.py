@@ -79,6 +79,8 @@ class Plan:
             topics.append("paper1_gd")
         if self.hardmax_tokens_planned():
             topics.append("paper1_hardmax_tokens")
+        if self.tokens_amp_runs(scale):
+            topics.append("paper1_hardmax_tokens_amp")
         topics += [PAPER2_FAMILIES[family][2] for family in self.paper2_families()]
         return topics
 
@@ -89,12 +91,12 @@ class Plan:
             reasons["paper1_amp"] = f"no AMP sizes in scales.{scale}.amp"
         if not self.figure2_gd_curves(scale):
             reasons["paper1_gd"] = f"no GD sizes in scales.{scale}.gd"
-        if self.hardmax_tokens_planned():
+        if self.hardmax_tokens_planned() and not self.tokens_amp_runs(scale):
             reasons["paper1_hardmax_tokens_amp"] = (
-                "GAMP-RIE with the sampled T = 3 hardmax g_out (~1 s per iteration at d = 150, "
-                "several d and seeds for a finite-size trend) is not in the pipeline; measured "
-                "once by hand, docs/paper1.md §3.6")
-        elif "hardmax_tokens" not in self.config["paper1"]:
+                f"no scales.{scale}.hardmax_tokens.amp: GAMP-RIE with the sampled T = 3 hardmax "
+                "g_out costs ~1 s per iteration at d = 150 and needs several d and seeds for a "
+                "finite-size trend (paper scale; docs/paper1.md §3.6)")
+        if "hardmax_tokens" not in self.config["paper1"]:
             reasons["paper1_hardmax_tokens"] = "no paper1.hardmax_tokens in the config"
         for family, (needed, _, topic) in PAPER2_FAMILIES.items():
             if family not in self.paper2_families():
@@ -204,6 +206,38 @@ class Plan:
         n_points = self.config["scales"][scale]["se_points"]["hardmax"]
         return [self._curve(scale, "left", "hardmax", 2, rho, "alpha", left["alpha"], n_points)
                 for rho in left["rhos"]]
+
+    def tokens_amp_runs(self, scale: str) -> list[dict]:
+        """GAMP-RIE runs of the T >= 3 hardmax channel, per d and replicate, or [] (no sizes at the scale)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        science = self.config["paper1"]["hardmax_tokens"].get("amp")
+        size = self.tokens_size(scale).get("amp")
+        if not science or not size:
+            return []
+        T, rho, alpha = int(science["T"]), _rounded(science["rho"]), _rounded(science["alpha"])
+        proposals = int(science.get("proposals", 256))
+        runs = []
+        for d in size["dims"]:
+            for seed in range(int(size["seeds"])):
+                runs.append({
+                    "T": T, "rho": rho, "alpha": alpha, "d": int(d), "seed": seed, "proposals": proposals,
+                    "path": paths.TOKENS_AMP_RUN.format(scale, T=T, rho=rho, d=d, alpha=alpha,
+                                                        proposals=proposals, seed=seed),
+                    "data": paths.DATASET.format(scale, link="hardmax", T=T, rho=rho, d=d, alpha=alpha,
+                                                 seed=seed)})
+        return runs
+
+    def fisher_table_of(self, scale: str, T: int) -> dict:
+        """The planned Fisher table of this T at the scale."""
+        for table in self.fisher_tables(scale):
+            if table["T"] == int(T):
+                return table
+        raise ValueError(f"no Fisher table for T={T} at scale {scale} (scales.{scale}.hardmax_tokens.Ts)")
+
+    def tokens_amp_table(self, scale: str) -> dict:
+        """The Fisher table whose SE the T >= 3 AMP runs are compared with."""
+        return self.fisher_table_of(scale, self.config["paper1"]["hardmax_tokens"]["amp"]["T"])
 
     # --- paper 1: AMP ---------------------------------------------------------
 
