@@ -4,7 +4,8 @@
 symmetric T×T index matrix h, §1.3) only for T = 2 (§3.4, with the derivative
 erratum B1 of §9).  This module gives the state evolution (SE, §3.2) and the
 output function g_out of GAMP-RIE (§5) for any T, checked at T = 2 against the
-exact channel :class:`aimrepro.paper1.channels.Hardmax2`.
+exact channel :class:`aimrepro.paper1.channels.Hardmax2`.  The write-up, with
+the measured numbers and costs, is ``docs/paper1.md`` §3.6.
 
 Conventions
 -----------
