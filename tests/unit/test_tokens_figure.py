@@ -68,3 +68,16 @@ def test_unconverged_points_are_counted_and_tables_checked():
                                  "converged": t3.converged}, T=3, rho=0.5)
     with pytest.raises(ValueError, match="at least one"):
         draw_figure_s1([], [exact])
+
+
+def test_long_curves_show_at_most_max_markers():
+    from aimrepro.figures.paper1_tokens import MAX_MARKERS
+
+    alpha = np.geomspace(0.03, 10, 128)
+    mmse = 1.0 / (1.0 + 3 * alpha)
+    exact = SECurve("hardmax", 0.5, alpha, mmse, np.ones(128, bool))
+    t2 = TokensCurve(2, 0.5, alpha, mmse, 0.01 * mmse, alpha > 1.0, np.ones(128, bool))
+    fig, _ = draw_figure_s1([t2], [exact])
+    _, dots, hollow = fig.axes[0].get_lines()
+    assert len(dots.get_xdata()) <= MAX_MARKERS and len(hollow.get_xdata()) <= MAX_MARKERS
+    assert np.all(np.asarray(hollow.get_xdata()) > 1.0)

@@ -22,13 +22,15 @@ from aimrepro.figures.paper1 import SECurve
 from aimrepro.figures.style import (LINE_WIDTH, MARKER_SIZE, annotate_unconverged, figure_style,
                                     new_figure, plot_theory, rho_colours)
 
-__all__ = ["BAND_SIGMAS", "T_LINESTYLES", "TokensCurve", "draw_figure_s1", "t2_deviation",
+__all__ = ["BAND_SIGMAS", "MAX_MARKERS", "T_LINESTYLES", "TokensCurve", "draw_figure_s1", "t2_deviation",
            "tokens_curve_from_table"]
 
 #: Line style per T; T = 2 is the exact channel (solid) with the tabulated points as dots on it.
 T_LINESTYLES = {2: "-", 3: "--", 4: ":"}
 #: Half-width of the error bands, in standard errors of the MMSE.
 BAND_SIGMAS = 2.0
+#: At most this many markers per curve (the paper preset has 128 points per curve).
+MAX_MARKERS = 24
 _EXTRAPOLATED_STYLE = {"linestyle": "none", "marker": "o", "markersize": 1.8 * MARKER_SIZE,
                        "markerfacecolor": "none", "markeredgewidth": 0.6, "zorder": 4}
 
@@ -66,6 +68,11 @@ def t2_deviation(curve: TokensCurve, exact: SECurve) -> np.ndarray:
     return (curve.mmse - exact.mmse) / curve.mmse_stderr
 
 
+def _marker_stride(n_points: int) -> int:
+    """Every k-th point gets a marker, so that a curve shows at most :data:`MAX_MARKERS`."""
+    return max(1, -(-n_points // MAX_MARKERS))
+
+
 def draw_figure_s1(curves: Sequence[TokensCurve], exact: Sequence[SECurve]) -> tuple[Figure, int]:
     """Left: MMSE against α for every T and ρ, bands ±:data:`BAND_SIGMAS` s.e., extrapolated points hollow.
 
@@ -85,9 +92,10 @@ def draw_figure_s1(curves: Sequence[TokensCurve], exact: Sequence[SECurve]) -> t
                                          linestyle=T_LINESTYLES[2])
         for curve in curves:
             colour = colours[curve.rho]
+            every = _marker_stride(curve.alpha.size)
             if curve.T == 2 and curve.rho in exact_of:
-                ax.plot(curve.alpha, curve.mmse, linestyle="none", marker="o", markersize=MARKER_SIZE,
-                        color=colour, zorder=3)
+                ax.plot(curve.alpha[::every], curve.mmse[::every], linestyle="none", marker="o",
+                        markersize=MARKER_SIZE, color=colour, zorder=3)
             else:
                 n_unconverged += plot_theory(ax, curve.alpha, curve.mmse, curve.converged, colour=colour,
                                              linestyle=T_LINESTYLES.get(curve.T, "-."),
@@ -95,8 +103,8 @@ def draw_figure_s1(curves: Sequence[TokensCurve], exact: Sequence[SECurve]) -> t
             spread = BAND_SIGMAS * curve.mmse_stderr
             ax.fill_between(curve.alpha, curve.mmse - spread, curve.mmse + spread, color=colour,
                             alpha=0.3, linewidth=0)
-            out = curve.extrapolated
-            if out.any():
+            out = np.flatnonzero(curve.extrapolated)[::every]
+            if out.size:
                 ax.plot(curve.alpha[out], curve.mmse[out], color=colour, **_EXTRAPOLATED_STYLE)
         positive = np.concatenate([c.mmse[c.mmse > 0] for c in curves])
         ax.set(xscale="log", yscale="log", xlim=(min(c.alpha.min() for c in curves), max(c.alpha.max() for c in curves)),
@@ -105,7 +113,8 @@ def draw_figure_s1(curves: Sequence[TokensCurve], exact: Sequence[SECurve]) -> t
         for curve in curves:
             if curve.T == 2 and curve.rho in exact_of:
                 ax_check.plot(curve.alpha, t2_deviation(curve, exact_of[curve.rho]), marker="o",
-                              markersize=MARKER_SIZE, linewidth=0.6, color=colours[curve.rho])
+                              markersize=MARKER_SIZE, markevery=_marker_stride(curve.alpha.size),
+                              linewidth=0.6, color=colours[curve.rho])
         ax_check.axhspan(-2.0, 2.0, color="0.9", zorder=0)
         ax_check.axhline(0.0, color="0.5", linewidth=0.6)
         ax_check.set(xscale="log", ylim=(-4.5, 4.5), xlabel=r"$\alpha = n/d^2$",
