@@ -4,6 +4,14 @@
     Solve the state evolution at each α (in increasing order) and print one
     JSON object per line: ``alpha, mmse, q, qhat, converged, iterations,
     residual``.
+``aimrepro se --channel hardmax --T 3 --rho 0.5 --alpha 0.3``
+    Hardmax attention with T >= 3 tokens (beyond the paper, docs/paper1.md
+    §3.6): the SE needs a Monte-Carlo table of one function F_T(m), computed
+    first (``--table-samples``, ``--table-seed``; the defaults give the quick
+    pipeline's table bit for bit, ~11 s CPU at T = 3, ~70 s at T = 4).  Each
+    line gains ``mmse_stderr`` (the table's noise carried to the MMSE) and
+    ``extrapolated``.  A table estimated to need more than
+    ``--max-table-seconds`` CPU is refused with one line.
 ``aimrepro threshold --T 2 --rho 0.5``
     Print ``{"rho": ..., "T": ..., "alpha_pr": ...}``, the softmax
     perfect-recovery threshold.
@@ -78,8 +86,12 @@ __all__ = ["CHANNEL_NAMES", "LINK_NAMES", "PARAMETRISATIONS", "build_parser", "m
 #: workflow's wildcard constraints: output channels (``se``, ``amp``), links and
 #: parametrisations (``sgd``).
 CHANNEL_NAMES = tuple(CHANNELS)
-#: Channels defined for T = 2 only (docs/paper1.md §3.4).
-_T2_ONLY_CHANNELS = ("hardmax", "hardmax_paper")
+#: Channels defined for T = 2 only (docs/paper1.md §3.4); hardmax with T >= 3
+#: goes through a Fisher table (``se`` only, aimrepro.paper1.hardmax_tokens).
+_T2_ONLY_CHANNELS = ("hardmax_paper",)
+_TABLED_CHANNELS = ("hardmax",)
+#: The quick pipeline's table: its reference sample size and the config's seed.
+_TABLE_SAMPLES, _TABLE_SEED, _MAX_TABLE_SECONDS = 50_000, 20250602, 300.0
 LINK_NAMES = LINKS
 #: Row-wise links act on rows of T >= 2 tokens (docs/paper2.md §1).
 _ROW_LINKS = ("softmax", "hardmax")
@@ -181,13 +193,27 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--channel", required=True, choices=CHANNEL_NAMES,
                     help="output channel; hardmax_paper is the published formula (erratum B1)")
     se.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T",
-                    help="sequence length, integer >= 2 (hardmax channels: T = 2)")
+                    help="sequence length, integer >= 2 (hardmax_paper: T = 2; hardmax with "
+                         "T >= 3 first tabulates F_T, see --table-samples)")
     se.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
                     help="width ratio rho = r/d, finite > 0")
     se.add_argument("--alpha", required=True, nargs="+", type=_positive_finite,
                     metavar="ALPHA", help="sample ratios alpha = n/d^2, each finite > 0")
     se.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
                     help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
+    se.add_argument("--table-samples", type=_integer_at_least(1000), default=_TABLE_SAMPLES,
+                    metavar="N",
+                    help="hardmax, T >= 3: reference sample size of the Fisher table (node k gets "
+                         f"N/x_k samples, 17 nodes), integer >= 1000 (default {_TABLE_SAMPLES}: "
+                         "MMSE s.e. ~0.1-1 %% of the MMSE; CPU ~11 s at T = 3, ~70 s at T = 4, "
+                         "proportional to N)")
+    se.add_argument("--table-seed", type=_integer_at_least(0), default=_TABLE_SEED, metavar="S",
+                    help=f"hardmax, T >= 3: seed of the table, integer >= 0 (default {_TABLE_SEED}, "
+                         "the config's seed: the quick pipeline's table)")
+    se.add_argument("--max-table-seconds", type=_positive_finite, default=_MAX_TABLE_SECONDS,
+                    metavar="SEC",
+                    help="hardmax, T >= 3: refuse a table estimated to need more CPU seconds than "
+                         f"this (default {_MAX_TABLE_SECONDS:g}; T = 5 needs ~12x T = 4 per sample)")
 
     threshold = commands.add_parser(
         "threshold", help="softmax perfect-recovery threshold alpha_PR(rho, T)",
@@ -476,7 +502,9 @@ def _check_rho(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> 
 
 def _check_se_arguments(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
     _check_rho(args, subparser)
-    if args.channel in _T2_ONLY_CHANNELS and args.T != 2:
+    # GAMP-RIE has no T >= 3 hardmax channel in the CLI (its g_out is sampled, docs/paper1.md §3.6)
+    t2_only = _T2_ONLY_CHANNELS if args.command == "se" else _T2_ONLY_CHANNELS + _TABLED_CHANNELS
+    if args.channel in t2_only and args.T != 2:
         subparser.error(f"argument --T: must be 2 for channel {args.channel}, got {args.T}")
     if args.beta is not None and args.channel != "softmax":
         subparser.error(f"argument --beta: applies to the softmax channel only, "
@@ -489,6 +517,8 @@ def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     from aimrepro.paper1.channels import make_channel
     from aimrepro.paper1.state_evolution import se_curve
 
+    if args.channel in _TABLED_CHANNELS and args.T >= 3:
+        return _run_tabled_se(args, subparser)
     channel_params: dict[str, Any] = {"T": args.T}
     if args.channel == "softmax":
         channel_params["beta"] = 1.0 if args.beta is None else args.beta
@@ -508,6 +538,40 @@ def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
             })
     except ValueError as err:
         # The package's own argument checks (STYLE §2.1): report as usage errors.
+        subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    return 0
+
+
+def _run_tabled_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    """Hardmax with T >= 3: tabulate F_T (seeded), fit it, solve the SE at each alpha."""
+    from aimrepro.paper1 import hardmax_tokens as ht
+
+    seconds = ht.estimated_table_seconds(args.T, args.table_samples)
+    if seconds > args.max_table_seconds:
+        subparser.error(f"argument --T = {args.T}: the Fisher table needs ~{seconds:.3g} s CPU at "
+                        f"--table-samples {args.table_samples}, more than --max-table-seconds "
+                        f"{args.max_table_seconds:g}; lower --table-samples or raise the limit")
+    x = ht.table_grid()
+    print(f"aimrepro: tabulating F_{args.T} on {x.size} nodes, --table-samples "
+          f"{args.table_samples}, --table-seed {args.table_seed} (~{seconds:.2g} s CPU)",
+          file=sys.stderr)
+    try:
+        table = ht.fisher_table(args.T, x, ht.table_samples(x, args.table_samples), args.table_seed)
+        fit = ht.fit_fisher_table(table)
+        alphas = sorted(args.alpha)
+        for point in ht.se_curve(fit, alphas, args.rho):
+            _print_json({
+                "alpha": point.alpha,
+                "mmse": point.mmse,
+                "mmse_stderr": point.mmse_stderr,
+                "q": point.q,
+                "qhat": point.q_hat,
+                "converged": bool(point.converged),
+                "iterations": int(point.iterations),
+                "residual": point.residual,
+                "extrapolated": bool(point.extrapolated),
+            })
+    except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
     return 0
 

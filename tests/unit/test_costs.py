@@ -68,21 +68,26 @@ def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
     gd_runs = [p for c in plan.figure2_gd_curves(scale) for per_alpha in c["runs"] for p in per_alpha]
     datasets = {paths.dataset_of(paths.AMP_RUN.parse(p)) for p in amp_runs}
     datasets |= {paths.dataset_of(paths.GD_RUN.parse(p)) for p in gd_runs}
+    tokens_runs = plan.tokens_amp_runs(scale)
+    datasets |= {run["data"] for run in tokens_runs}
     assert counts["amp_run"] == len(amp_runs) == len(set(amp_runs))
     assert counts["gd_run"] == len(gd_runs)
     assert counts["aim_dataset"] == len(datasets)
     untied = (plan.figure3_untied_runs(scale) + plan.figureS4_runs(scale) + plan.figureS5_runs(scale))
     assert counts["untied_sgd_run"] == len(untied)
     assert counts["untied_theory"] == len(untied) + len(plan.figureS4_limit_runs(scale))
-    assert counts["figures"] == len(plan.figures()) == 12
+    assert counts["tokens_amp_run"] == len(tokens_runs)
+    assert counts["fisher_table"] == len(plan.fisher_tables(scale)) > 0
+    assert counts["tokens_se_curve"] == len(plan.tokens_curves(scale)) > 0
+    assert counts["figures"] == len(plan.figures()) == 13
     assert counts["claims"] == len(plan.claim_topics(scale)) + 1
     keys = [(rule, tuple(sorted(w.items()))) for rule, w in jobs[scale]]
     assert len(keys) == len(set(keys))
 
 
 def test_the_paper_scale_has_the_dry_runs_job_count(jobs):
-    # 11 319 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
-    assert len(jobs["paper"]) == 11_318
+    # 11 436 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
+    assert len(jobs["paper"]) == 11_435
 
 
 # --- one job --------------------------------------------------------------------------

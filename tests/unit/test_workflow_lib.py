@@ -32,7 +32,8 @@ def test_every_result_kind_is_one_spec():
     assert set(SPECS) == {
         "SE_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
-        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT"}
+        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FISHER_TABLE",
+        "TOKENS_SE_CURVE", "TOKENS_AMP_RUN"}
 
 
 def test_numbers_in_paths_are_written_with_g_format():
@@ -96,11 +97,11 @@ def test_strided_indices_always_keep_the_last():
 
 def test_plan_of_the_quick_config(config):
     plan = Plan(config)
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper2_fig2", "paper2_figS1",
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper2_fig2", "paper2_figS1",
                               "paper2_figS2", "paper2_figS3", "paper2_fig1", "paper2_fig4",
                               "paper2_figS6", "paper2_fig3", "paper2_figS4", "paper2_figS5"]
     assert plan.claim_topics("quick") == ["paper1_theory", "paper1_amp", "paper1_gd",
-                                          "paper2_dynamics", "paper2_moments", "paper2_untied"]
+                                          "paper1_hardmax_tokens", "paper2_dynamics", "paper2_moments", "paper2_untied"]
     figure1 = config["paper1"]["figure1"]
     curves = plan.figure1_curves("quick")
     assert len(curves) == len(figure1["channels"]) * (
@@ -115,7 +116,7 @@ def test_plan_of_the_quick_config(config):
     assert all("_c0.5_" in run["path"] for run in plan.figure2_runs("quick"))
     assert all("_c1_" in run["path"] for run in plan.figure4_moment_runs("quick"))
     targets = plan.all_targets("quick")
-    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 12 + 1
+    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 13 + 1
 
 
 def test_plan_of_the_paper_scale(config):
@@ -142,7 +143,7 @@ def test_plan_of_the_paper_scale(config):
             "lr0.01_B4096_wd0_tau1.5_n151_fast0x0_stopnone_seed2.csv") in [
         run["path"] for run in plan.figure3_untied_runs("paper")]
     targets = plan.all_targets("paper")
-    assert targets[-1] == "results/paper/claims.md" and len(targets) == 3 * 12 + 1
+    assert targets[-1] == "results/paper/claims.md" and len(targets) == 3 * 13 + 1
     assert all(target.startswith(("results/paper/", "figures/paper/")) for target in targets)
 
 
@@ -151,10 +152,10 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     del reduced["scales"]["quick"]["amp"], reduced["scales"]["quick"]["gd"]
     del reduced["paper2"]
     plan = Plan(reduced)
-    assert plan.claim_topics("quick") == ["paper1_theory"]
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2"]
+    assert plan.claim_topics("quick") == ["paper1_theory", "paper1_hardmax_tokens"]
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1"]
     assert set(plan.unmeasured_topics("quick")) == {
-        "paper1_amp", "paper1_gd", "paper2_dynamics", "paper2_moments", "paper2_untied"}
+        "paper1_amp", "paper1_gd", "paper1_hardmax_tokens_amp", "paper2_dynamics", "paper2_moments", "paper2_untied"}
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -228,3 +229,57 @@ def test_the_tiny_configs_are_checked_as_the_snakefile_checks_them(config, edit,
     if not message.endswith("allowed: "):
         assert str(caught.value) == "invalid config: " + message
 
+
+def test_hardmax_tokens_plan_ties_each_curve_to_its_table(config):
+    plan = Plan(config)
+    size = config["scales"]["quick"]["hardmax_tokens"]
+    tables = plan.fisher_tables("quick")
+    assert [t["T"] for t in tables] == size["Ts"]
+    assert tables[0]["path"] == (f"results/quick/fisher/hardmax_T{size['Ts'][0]}_x0.02_k17_"
+                                 f"nref{size['n_reference']}_deg6_seed{config['seed']}.csv")
+    curves = plan.tokens_curves("quick")
+    assert len(curves) == len(tables) * len(config["paper1"]["figure1"]["left"]["rhos"])
+    for curve in curves:
+        values = paths.TOKENS_SE_CURVE.parse(curve["path"])
+        # the rule finds the table from the curve's wildcards alone
+        assert plan.fisher_table("quick", int(values["T"]), int(values["nref"]),
+                                 int(values["seed"]))["path"] == curve["table"]
+        # never matched by the rule of the exact channels
+        with pytest.raises(ValueError):
+            paths.SE_CURVE.parse(curve["path"])
+    exact = plan.tokens_exact_curves("quick")
+    assert {c["path"] for c in exact} <= {c["path"] for c in plan.figure1_curves("quick")}
+
+
+def test_hardmax_tokens_sizes_are_required_at_every_scale(config):
+    broken = copy.deepcopy(config)
+    del broken["scales"]["paper"]["hardmax_tokens"]
+    with pytest.raises(ConfigError, match="scales.paper.hardmax_tokens is missing"):
+        check_config(broken)
+    del broken["paper1"]["hardmax_tokens"]
+    check_config(broken)  # without the section nothing is planned and no size is needed
+    assert "paper1_figS1" not in Plan(broken).figures()
+    assert "paper1_hardmax_tokens" in Plan(broken).unmeasured_topics("quick")
+    broken = copy.deepcopy(config)
+    broken["paper1"]["hardmax_tokens"]["table"]["degree"] = 17
+    with pytest.raises(ConfigError, match="table.degree = 17; allowed: an integer < table.nodes = 17"):
+        check_config(broken)
+
+
+def test_hardmax_tokens_amp_is_planned_where_sized(config):
+    plan = Plan(config)
+    assert plan.tokens_amp_runs("quick") == []
+    assert "paper1_hardmax_tokens_amp" in plan.unmeasured_topics("quick")
+    assert "paper1_hardmax_tokens_amp" not in plan.unmeasured_topics("paper")
+    assert "paper1_hardmax_tokens_amp" in plan.claim_topics("paper")
+    runs = plan.tokens_amp_runs("paper")
+    size = config["scales"]["paper"]["hardmax_tokens"]["amp"]
+    assert len(runs) == len(size["dims"]) * size["seeds"]
+    first = runs[0]
+    assert paths.TOKENS_AMP_RUN.parse(first["path"])["proposals"] == "256"
+    assert paths.DATASET.parse(first["data"])["link"] == "hardmax"
+    assert plan.tokens_amp_table("paper")["T"] == config["paper1"]["hardmax_tokens"]["amp"]["T"]
+    broken = copy.deepcopy(config)
+    broken["scales"]["paper"]["hardmax_tokens"]["Ts"] = [2, 4]
+    with pytest.raises(ConfigError, match="hardmax_tokens.amp.T = 3; allowed: one of scales.paper"):
+        check_config(broken)

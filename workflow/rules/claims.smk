@@ -59,6 +59,52 @@ rule claims_paper1_gd:
         "../scripts/claims_paper1_gd.py"
 
 
+rule claims_paper1_hardmax_tokens:
+    """Beyond paper 1: hardmax T >= 3 (T = 2 reproduction, unique fixed point, order in T) as measured rows."""
+    input:
+        curves=lambda wildcards: column(PLAN.tokens_curves(wildcards.scale), "path"),
+        exact=lambda wildcards: column(PLAN.tokens_exact_curves(wildcards.scale), "path"),
+        tables=lambda wildcards: column(PLAN.fisher_tables(wildcards.scale), "path"),
+        code=script_code("claims_paper1_hardmax_tokens.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_hardmax_tokens"),
+    params:
+        curves=lambda wildcards: PLAN.tokens_curves(wildcards.scale),
+        exact=lambda wildcards: PLAN.tokens_exact_curves(wildcards.scale),
+        tables=lambda wildcards: PLAN.fisher_tables(wildcards.scale),
+        rhos=config["paper1"]["figure1"]["left"]["rhos"],
+        uniqueness_alphas=config["paper1"].get("hardmax_tokens", {}).get("uniqueness_alphas"),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_hardmax_tokens"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper1_hardmax_tokens.py"
+
+
+rule claims_paper1_hardmax_tokens_amp:
+    """Beyond paper 1: GAMP-RIE with the sampled T >= 3 hardmax g_out against the tabulated SE, trend in d."""
+    input:
+        runs=lambda wildcards: column(PLAN.tokens_amp_runs(wildcards.scale), "path"),
+        table=lambda wildcards: PLAN.tokens_amp_table(wildcards.scale)["path"],
+        code=script_code("claims_paper1_hardmax_tokens_amp.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_hardmax_tokens_amp"),
+    params:
+        runs=lambda wildcards: PLAN.tokens_amp_runs(wildcards.scale),
+        table=lambda wildcards: PLAN.tokens_amp_table(wildcards.scale),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_hardmax_tokens_amp"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper1_hardmax_tokens_amp.py"
+
+
 rule claims_paper2_dynamics:
     """Paper 2's landscape and weak-recovery claims as measured rows (docs/paper2.md §3, §5)."""
     input:

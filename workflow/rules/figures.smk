@@ -48,6 +48,27 @@ rule paper1_fig2:
         "../scripts/paper1_fig2.py"
 
 
+rule paper1_figS1:
+    """Beyond paper 1: Figure 1 left for hardmax attention with T = 2, 3, 4 tokens (docs/paper1.md §3.6)."""
+    input:
+        curves=lambda wildcards: column(PLAN.tokens_curves(wildcards.scale), "path"),
+        exact=lambda wildcards: column(PLAN.tokens_exact_curves(wildcards.scale), "path"),
+        code=script_code("paper1_figS1.py"),
+    output:
+        **figure_outputs("paper1_figS1", "Paper 1", "Figure S1"),
+    params:
+        curves=lambda wildcards: PLAN.tokens_curves(wildcards.scale),
+        exact=lambda wildcards: PLAN.tokens_exact_curves(wildcards.scale),
+    log:
+        figure_log("paper1_figS1"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper1_figS1.py"
+
+
 rule paper2_fig1:
     """Paper 2, Figure 1: tied softmax SGD against truncations of order M and the matrix flow."""
     input:

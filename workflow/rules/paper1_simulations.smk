@@ -142,3 +142,25 @@ rule gd_summary:
         **COSTS.resources("gd_summary"),
     script:
         "../scripts/gd_summary.py"
+
+
+rule tokens_amp_run:
+    """GAMP-RIE with the sampled hardmax g_out of T >= 3 tokens on one dataset (docs/paper1.md §3.6)."""
+    input:
+        data=lambda wildcards: paths.DATASET.format(
+            wildcards.scale, link="hardmax", T=wildcards.T, rho=wildcards.rho, d=wildcards.d,
+            alpha=wildcards.alpha, seed=wildcards.seed),
+        code=script_code("tokens_amp_run.py"),
+    output:
+        **paths.TOKENS_AMP_RUN.outputs(),
+    log:
+        paths.TOKENS_AMP_RUN.log(),
+    wildcard_constraints:
+        **paths.TOKENS_AMP_RUN.constraints(),
+    params:
+        solver=config["paper1"]["amp_solver"],
+    threads: 1
+    resources:
+        **COSTS.resources("tokens_amp_run"),
+    script:
+        "../scripts/tokens_amp_run.py"

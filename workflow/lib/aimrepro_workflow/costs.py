@@ -104,6 +104,11 @@ PRICES: dict[str, float] = {
     "quadrature_point": 0.000112,
     "fast_state": 0.01499,
     "input_file": 5.0e-3,
+    # hardmax with T >= 3 tokens: the Fisher table's CPU seconds come from the package's own
+    # per-sample calibration (aimrepro.paper1.hardmax_tokens.estimated_table_seconds)
+    "fisher_table_second": 1.0,
+    "tokens_se_point": 0.03,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
+    "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
 }
 
 #: CPU seconds of a job's process before and after its work: the interpreter,
@@ -114,6 +119,7 @@ STARTUP: dict[str, float] = {
     "gd_summary": 0.8, "sgd_run": 0.2785, "reference_flow": 0.4286, "theorem1": 0, "landscape": 0,
     "moment_truncations": 0.8, "riccati_flow": 0.8, "truncation_error": 0.8,
     "untied_sgd_run": 0.2463, "untied_theory": 0.548, "untied_fast_states": 0,
+    "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5,
     "figure": 1.505, "claims_topic": 3.52, "claims": 0.5,
 }
 
@@ -125,6 +131,7 @@ TYPICAL: dict[str, float] = {
     "amp_iterations_hardmax": 27.0,
     "amp_iterations_hardmax_paper": 12.0,
     "amp_iterations_softmax": 91.0,
+    "amp_iterations_tokens": 210.0,   # the sampled g_out never settles: `stationary` near 204
     "sgd_stop_fraction": 0.31,
     "untied_stop_fraction": 0.21,
     "tied_flow_rhs": 300.0,
@@ -489,6 +496,41 @@ def _amp_run(model: CostModel, w: dict) -> _Work:
         disk=8.0 * d * d + 40.0 * cap + SIDECAR_BYTES)
 
 
+def _fisher_table(model: CostModel, w: dict) -> _Work:
+    """Nishimori estimates on the table's nodes: rejection sampling, ~(possible labels) candidates each."""
+    from aimrepro.paper1.hardmax_tokens import estimated_table_seconds
+    seconds = estimated_table_seconds(_i(w, "T"), _i(w, "nref"), _i(w, "nodes"), _f(w, "x_min"))
+    return _Work("fisher_table", fixed={"fisher_table_second": seconds},
+                 memory=R.BASE_BYTES + 300e6, disk=_csv(_i(w, "nodes"), 8))
+
+
+def _tokens_se_curve(model: CostModel, w: dict) -> _Work:
+    n = _i(w, "n")
+    return _Work("tokens_se_curve", fixed={"tokens_se_point": n},
+                 memory=R.BASE_BYTES + 100e6, disk=_csv(n, 13))
+
+
+def _tokens_amp_run(model: CostModel, w: dict) -> _Work:
+    """GAMP-RIE's linear algebra as :func:`_amp_run`, the channel by importance sampling:
+    n × proposals draws of the T-token scores per iteration."""
+    T, d, rho, alpha = _i(w, "T"), _i(w, "d"), _f(w, "rho"), _f(w, "alpha")
+    n = max(1, round(alpha * d * d))
+    n_test = _test_samples(model, w["scale"])
+    r = _width(d, rho)
+    proposals = _i(w, "proposals")
+    cap = int(model.config["paper1"]["amp_solver"]["max_iter"])
+    draws_bytes = 8.0 * 3 * n * proposals * T * T
+    return _Work(
+        "tokens_amp_run",
+        fixed={"byte_io": _dataset_bytes(n, n_test, T, d, r), "flop": 2.0 * n_test * T * d * d},
+        per_loop={"amp_iteration": 1, "flop": 4.0 * n * T * d * d, "eigh": float(d) ** 3,
+                  "tokens_gout_proposal": n * proposals, "element": 10.0 * n * T * d},
+        loop=min(cap, TYPICAL["amp_iterations_tokens"]), loop_bound=cap,
+        memory=R.amp_job(T=T, d=d, rho=rho, alpha=alpha, n_test=n_test, max_iter=cap).bytes
+        + draws_bytes,
+        disk=8.0 * d * d + 40.0 * cap + SIDECAR_BYTES)
+
+
 def _gd_threads(model: CostModel, scale: str) -> int:
     return int((model.plan.gd_size(scale) or {}).get("threads", 1))
 
@@ -741,6 +783,9 @@ _RULES: dict[str, Callable[[CostModel, dict], _Work]] = {
     "untied_sgd_run": _untied_sgd_run,
     "untied_theory": _untied_theory,
     "untied_fast_states": _untied_fast_states,
+    "fisher_table": _fisher_table,
+    "tokens_se_curve": _tokens_se_curve,
+    "tokens_amp_run": _tokens_amp_run,
     "figure": _light("figure", 250.0),
     "claims_topic": _light("claims_topic", 200.0),
     "claims": _light("claims", 110.0),
@@ -767,6 +812,11 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
         add(f"{rule}_run", run, runs)
         add(f"{rule}_summary", summary, [curve["path"] for curve in curves])
         add(f"aim_dataset_{scale}", paths.DATASET, [paths.dataset_of(run.parse(p)) for p in runs])
+    add("fisher_table", paths.FISHER_TABLE, [t["path"] for t in plan.fisher_tables(scale)])
+    add("tokens_se_curve", paths.TOKENS_SE_CURVE, [c["path"] for c in plan.tokens_curves(scale)])
+    tokens_runs = plan.tokens_amp_runs(scale)
+    add("tokens_amp_run", paths.TOKENS_AMP_RUN, [r["path"] for r in tokens_runs])
+    add(f"aim_dataset_{scale}", paths.DATASET, [r["data"] for r in tokens_runs])
     families = plan.paper2_families()
     if "dynamics" in families:
         runs = plan.figure2_runs(scale) + plan.figureS3_runs(scale)

@@ -65,6 +65,8 @@ class Plan:
 
     def figures(self) -> list[str]:
         names = ["paper1_fig1", "paper1_fig2"]
+        if self.hardmax_tokens_planned():
+            names.append("paper1_figS1")
         for family in self.paper2_families():
             names += PAPER2_FAMILIES[family][1]
         return names
@@ -75,6 +77,10 @@ class Plan:
             topics.append("paper1_amp")
         if self.figure2_gd_curves(scale):
             topics.append("paper1_gd")
+        if self.hardmax_tokens_planned():
+            topics.append("paper1_hardmax_tokens")
+        if self.tokens_amp_runs(scale):
+            topics.append("paper1_hardmax_tokens_amp")
         topics += [PAPER2_FAMILIES[family][2] for family in self.paper2_families()]
         return topics
 
@@ -85,6 +91,13 @@ class Plan:
             reasons["paper1_amp"] = f"no AMP sizes in scales.{scale}.amp"
         if not self.figure2_gd_curves(scale):
             reasons["paper1_gd"] = f"no GD sizes in scales.{scale}.gd"
+        if self.hardmax_tokens_planned() and not self.tokens_amp_runs(scale):
+            reasons["paper1_hardmax_tokens_amp"] = (
+                f"no scales.{scale}.hardmax_tokens.amp: GAMP-RIE with the sampled T = 3 hardmax "
+                "g_out costs ~1 s per iteration at d = 150 and needs several d and seeds for a "
+                "finite-size trend (paper scale; docs/paper1.md §3.6)")
+        if "hardmax_tokens" not in self.config["paper1"]:
+            reasons["paper1_hardmax_tokens"] = "no paper1.hardmax_tokens in the config"
         for family, (needed, _, topic) in PAPER2_FAMILIES.items():
             if family not in self.paper2_families():
                 reasons[topic] = f"no paper2.{', '.join(needed)} in the config"
@@ -140,6 +153,91 @@ class Plan:
         curves.append(self._curve(scale, "right", "softmax", right["T"], right["rho"], "alphaT",
                                   right["alphaT"], n_points))
         return curves
+
+    # --- paper 1: hardmax attention with T >= 3 tokens (beyond the paper) -------
+
+    def hardmax_tokens_planned(self) -> bool:
+        """paper1.hardmax_tokens is configured (its sizes per scale are then required, checks.py)."""
+        return "hardmax_tokens" in self.config["paper1"]
+
+    def tokens_size(self, scale: str) -> dict:
+        """scales.<scale>.hardmax_tokens: {Ts, n_reference} of the Fisher tables."""
+        return self.config["scales"][scale]["hardmax_tokens"]
+
+    def fisher_table(self, scale: str, T: int, nref: int, seed: int) -> dict:
+        """The Fisher table F_T(m) with ``nref`` reference samples and ``seed`` (docs/paper1.md §3.6)."""
+        table = self.config["paper1"]["hardmax_tokens"]["table"]
+        values = dict(T=int(T), x_min=_rounded(table["x_min"]), nodes=int(table["nodes"]),
+                      nref=int(nref), degree=int(table["degree"]), seed=int(seed))
+        path = paths.FISHER_TABLE.format(scale, **values)
+        return {**values, "first_block": int(table["first_block"]), "path": path}
+
+    def fisher_tables(self, scale: str) -> list[dict]:
+        """One Fisher table per T of the scale, seeded by the config's seed (node seeds keyed by T)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        size = self.tokens_size(scale)
+        return [self.fisher_table(scale, T, size["n_reference"], self.config["seed"])
+                for T in size["Ts"]]
+
+    def tokens_curves(self, scale: str) -> list[dict]:
+        """SE curves of Figure S1: Figure 1 left's rhos and alpha grid, one per T with a table."""
+        if not self.hardmax_tokens_planned():
+            return []
+        left = self.config["paper1"]["figure1"]["left"]
+        n_points = self.config["scales"][scale]["se_points"]["hardmax"]
+        grid = left["alpha"]
+        curves = []
+        for table in self.fisher_tables(scale):
+            for rho in left["rhos"]:
+                curves.append({
+                    "T": table["T"], "rho": _rounded(rho), "table": table["path"],
+                    "degree": table["degree"],
+                    "path": paths.TOKENS_SE_CURVE.format(
+                        scale, T=table["T"], rho=rho, spacing=grid["spacing"], lo=grid["lo"],
+                        hi=grid["hi"], n=n_points, nref=table["nref"], seed=table["seed"])})
+        return curves
+
+    def tokens_exact_curves(self, scale: str) -> list[dict]:
+        """Exact corrected T = 2 curves on Figure S1's grid (the files of Figure 1 left when it draws them)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        left = self.config["paper1"]["figure1"]["left"]
+        n_points = self.config["scales"][scale]["se_points"]["hardmax"]
+        return [self._curve(scale, "left", "hardmax", 2, rho, "alpha", left["alpha"], n_points)
+                for rho in left["rhos"]]
+
+    def tokens_amp_runs(self, scale: str) -> list[dict]:
+        """GAMP-RIE runs of the T >= 3 hardmax channel, per d and replicate, or [] (no sizes at the scale)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        science = self.config["paper1"]["hardmax_tokens"].get("amp")
+        size = self.tokens_size(scale).get("amp")
+        if not science or not size:
+            return []
+        T, rho, alpha = int(science["T"]), _rounded(science["rho"]), _rounded(science["alpha"])
+        proposals = int(science.get("proposals", 256))
+        runs = []
+        for d in size["dims"]:
+            for seed in range(int(size["seeds"])):
+                runs.append({
+                    "T": T, "rho": rho, "alpha": alpha, "d": int(d), "seed": seed, "proposals": proposals,
+                    "path": paths.TOKENS_AMP_RUN.format(scale, T=T, rho=rho, d=d, alpha=alpha,
+                                                        proposals=proposals, seed=seed),
+                    "data": paths.DATASET.format(scale, link="hardmax", T=T, rho=rho, d=d, alpha=alpha,
+                                                 seed=seed)})
+        return runs
+
+    def fisher_table_of(self, scale: str, T: int) -> dict:
+        """The planned Fisher table of this T at the scale."""
+        for table in self.fisher_tables(scale):
+            if table["T"] == int(T):
+                return table
+        raise ValueError(f"no Fisher table for T={T} at scale {scale} (scales.{scale}.hardmax_tokens.Ts)")
+
+    def tokens_amp_table(self, scale: str) -> dict:
+        """The Fisher table whose SE the T >= 3 AMP runs are compared with."""
+        return self.fisher_table_of(scale, self.config["paper1"]["hardmax_tokens"]["amp"]["T"])
 
     # --- paper 1: AMP ---------------------------------------------------------
 
