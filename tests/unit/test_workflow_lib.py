@@ -117,6 +117,40 @@ def test_plan_of_the_quick_config(config):
     assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 12 + 1
 
 
+def test_trends_plan_their_runs_per_d_and_say_which_are_not_measured(config):
+    plan = Plan(config)
+    sizes = config["scales"]["quick"]["trends"]
+    trends = {t["name"]: t for t in plan.amp_trends("quick")}
+    assert set(trends) == {spec["name"] for spec in config["paper1"]["trends"]["amp"]}
+    for name, trend in trends.items():
+        if name not in sizes["amp"]:
+            assert trend["points"] == []  # its claims row says "not measured at this scale"
+            continue
+        assert [p["d"] for p in trend["points"]] == sizes["amp"][name]["dims"]
+        for point in trend["points"]:
+            assert len(point["runs"]) == sizes["amp"][name]["seeds"]
+            values = paths.AMP_RUN.parse(point["runs"][0])
+            assert values["d"] == str(point["d"]) and float(values["alpha"]) == trend["alpha"]
+    # a trend point on a figure's grid shares the figure's runs at the same d and seed
+    figure_runs = {run for curve in plan.amp_curves("quick") for per_alpha in curve["runs"]
+                   for run in per_alpha}
+    assert figure_runs & set(plan.trend_runs("quick", "amp"))
+    gd = plan.gd_trend("quick")
+    assert [p["d"] for p in gd["points"]] == sizes["gd"]["dims"]
+    assert all(paths.GD_RUN.parse(run)["inits"] == str(sizes["gd"]["inits"])
+               for point in gd["points"] for run in point["runs"])
+    assert len(plan.trend_runs("quick", "gd")) == len(sizes["gd"]["dims"]) * sizes["gd"]["seeds"]
+
+
+def test_min_width_leaves_out_the_rhos_below_the_extensive_rank_regime(config):
+    size = config["scales"]["quick"]["amp"]["hardmax"]
+    rhos = {c["rho"] for c in Plan(config).figure1_amp_curves("quick")}
+    assert rhos and all(rho * size["d"] >= size["min_width"] for rho in rhos)
+    wider = copy.deepcopy(config)
+    wider["scales"]["quick"]["amp"]["hardmax"]["min_width"] = 0
+    assert {c["rho"] for c in Plan(wider).figure1_amp_curves("quick")} > rhos
+
+
 def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     reduced = copy.deepcopy(config)
     del reduced["scales"]["quick"]["amp"], reduced["scales"]["quick"]["gd"]
@@ -141,6 +175,8 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
      "paper2.figureS4 is missing; allowed: a mapping (the untied figures need"),
     (lambda c: c["scales"]["paper"]["paper2"].pop("figure4"),
      "scales.paper.paper2.figure4 is missing"),
+    (lambda c: c["scales"]["quick"]["trends"]["amp"].update(nowhere={"dims": [50, 100], "seeds": 2}),
+     "scales.quick.trends.amp.nowhere; allowed: a name of paper1.trends.amp"),
 ])
 def test_cross_key_checks_name_the_key(config, edit, message):
     broken = copy.deepcopy(config)

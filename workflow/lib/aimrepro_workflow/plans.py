@@ -162,7 +162,10 @@ class Plan:
         }
 
     def figure1_amp_curves(self, scale: str) -> list[dict]:
-        """AMP marker curves of Figure 1 left (one per channel and rho), or [] if not configured."""
+        """AMP marker curves of Figure 1 left (one per channel and rho), or [] if not configured.
+
+        A rho whose width r = rho d is below the scale's ``min_width`` is left out.
+        """
         plan = self.config["paper1"]["figure1"].get("amp")
         size = self.amp_size(scale, "hardmax")
         if not plan or not size:
@@ -172,6 +175,8 @@ class Plan:
         curves = []
         for channel in plan["channels"]:
             for entry in plan["first_index"]:
+                if entry["rho"] * size["d"] < size.get("min_width", 0):
+                    continue  # r = rho d below the extensive-rank regime the theory describes
                 picked = strided_indices(entry["index"], plan["last_index"], size.get("alpha_stride", 1))
                 curves.append(self._amp_curve(scale, channel, self.config["paper1"]["figure1"]["T"],
                                               entry["rho"], size, [grid[i] for i in picked],
@@ -198,6 +203,63 @@ class Plan:
 
     def amp_curves(self, scale: str) -> list[dict]:
         return self.figure1_amp_curves(scale) + self.figure2_amp_curves(scale)
+
+    # --- paper 1: finite-size trends of the claims ---------------------------------
+
+    def trend_sizes(self, scale: str) -> dict:
+        """scales.<scale>.trends ({amp: {name: {dims, seeds}}, gd: {dims, seeds, inits}}), or {}."""
+        return self.config["scales"][scale].get("trends", {})
+
+    def amp_trends(self, scale: str) -> list[dict]:
+        """Every configured AMP trend point (paper1.trends.amp) with its runs per d at this scale.
+
+        A trend without sizes at the scale comes back with ``points`` empty, so
+        that its claims row can say it was not measured.
+        """
+        science = self.config["paper1"].get("trends", {}).get("amp", [])
+        sizes = self.trend_sizes(scale).get("amp", {})
+        trends = []
+        for spec in science:
+            size = sizes.get(spec["name"])
+            beta = float(spec["beta"]) if spec.get("beta") is not None else None
+            token = paths.dataset_link(spec["channel"], beta)
+            alpha = _rounded(spec["alpha"])
+            points = []
+            for d in (size["dims"] if size else []):
+                seeds = list(range(int(size["seeds"])))
+                points.append({"d": int(d), "seeds": seeds, "runs": [
+                    paths.AMP_RUN.format(scale, channel=token, T=spec["T"], rho=spec["rho"], d=d,
+                                         alpha=alpha, seed=s) for s in seeds]})
+            trends.append({"name": spec["name"], "channel": spec["channel"], "T": int(spec["T"]),
+                           "rho": _rounded(spec["rho"]), "beta": beta, "alpha": alpha, "points": points})
+        return trends
+
+    def gd_trend(self, scale: str) -> dict | None:
+        """The GD trend point (paper1.trends.gd) with its runs per d, or None if not configured.
+
+        ``points`` is empty at a scale without sizes (scales.<scale>.trends.gd).
+        """
+        spec = self.config["paper1"].get("trends", {}).get("gd")
+        right = self.config["paper1"]["figure2"]["right"]
+        if not spec or not right.get("gd"):
+            return None
+        size = self.trend_sizes(scale).get("gd")
+        beta = float(right["gd"]["beta"])
+        alpha = _rounded(spec["alphaT"] / n_softmax_measurements(spec["T"]))
+        points = []
+        for d in (size["dims"] if size else []):
+            seeds = list(range(int(size["seeds"])))
+            points.append({"d": int(d), "inits": int(size["inits"]), "seeds": seeds, "runs": [
+                paths.GD_RUN.format(scale, link=paths.dataset_link("softmax", beta), T=spec["T"],
+                                    rho=right["rho"], d=d, inits=size["inits"], alpha=alpha, seed=s)
+                for s in seeds]})
+        return {"T": int(spec["T"]), "rho": _rounded(right["rho"]), "beta": beta, "alpha": alpha,
+                "alphaT": alpha * n_softmax_measurements(spec["T"]), "points": points}
+
+    def trend_runs(self, scale: str, kind: str) -> list[str]:
+        """Every run path of the AMP (``kind="amp"``) or GD (``"gd"``) trends at this scale."""
+        trends = self.amp_trends(scale) if kind == "amp" else [t for t in [self.gd_trend(scale)] if t]
+        return [run for trend in trends for point in trend["points"] for run in point["runs"]]
 
     # --- paper 1: gradient descent ---------------------------------------------
 
