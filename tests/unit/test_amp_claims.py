@@ -97,6 +97,21 @@ def trend_row(trends, runs):
                 if r.id.startswith("p1-amp-trend"))
 
 
+def test_the_held_out_generalisation_error_is_judged_on_its_own_trend():
+    from aimrepro.paper1.generalisation import generalisation_curve
+
+    gen = float(generalisation_curve(make_channel("softmax", T=3, beta=1.0), [0.06], 0.5).bayes[0])
+    rng = np.random.default_rng(1)
+    runs = [[{"error": 0.2, "status": "converged",
+              "bayes_generalisation_error": gen + 0.5 / d + 0.003 * rng.standard_normal()} for _ in range(8)]
+            for d in (50, 100, 150)]
+    rows = {r.id: r for r in paper1_amp_claims([], [], trends=[trend()], trend_runs=[runs])}
+    row = rows["p1-amp-gen-trend-softmax_T3"]
+    assert row.passed and f"SE {gen:.4f}" in row.claim and "d = 150" in row.note
+    # the error itself (0.2 everywhere, far above the SE) fails on its own row
+    assert rows["p1-amp-trend-softmax_T3"].failed
+
+
 def test_a_vanishing_one_over_d_excess_passes_and_prints_every_size():
     row = trend_row([trend()], [runs_with_excess(lambda d: 0.8 / d)])
     assert row.passed and abs(row.measured) < 1e-3

@@ -29,7 +29,7 @@ def config() -> dict:
 
 def test_every_result_kind_is_one_spec():
     assert set(SPECS) == {
-        "SE_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
+        "SE_CURVE", "GEN_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
         "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT"}
 
@@ -95,7 +95,7 @@ def test_strided_indices_always_keep_the_last():
 
 def test_plan_of_the_quick_config(config):
     plan = Plan(config)
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper2_fig2", "paper2_figS1",
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS2", "paper2_fig2", "paper2_figS1",
                               "paper2_figS2", "paper2_figS3", "paper2_fig1", "paper2_fig4",
                               "paper2_figS6", "paper2_fig3", "paper2_figS4", "paper2_figS5"]
     assert plan.claim_topics("quick") == ["paper1_theory", "paper1_amp", "paper1_gd",
@@ -114,7 +114,13 @@ def test_plan_of_the_quick_config(config):
     assert all("_c0.5_" in run["path"] for run in plan.figure2_runs("quick"))
     assert all("_c1_" in run["path"] for run in plan.figure4_moment_runs("quick"))
     targets = plan.all_targets("quick")
-    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 12 + 1
+    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 13 + 1
+    # Figure S2 draws the generalisation curves and the AMP points of the same channel, T and rho
+    gen = plan.figureS2_gen_curves("quick")
+    assert [(c["channel"], c["T"]) for c in gen] == [("softmax", 2), ("softmax", 3), ("hardmax", 2)]
+    assert all(paths.GEN_CURVE.parse(c["path"])["rho"] == "0.5" for c in gen)
+    assert {(c["channel"], c["T"], c["rho"]) for c in plan.figureS2_amp_curves("quick")} == {
+        ("softmax", 2, 0.5), ("softmax", 3, 0.5), ("hardmax", 2, 0.5)}
 
 
 def test_trends_plan_their_runs_per_d_and_say_which_are_not_measured(config):
@@ -157,7 +163,7 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     del reduced["paper2"]
     plan = Plan(reduced)
     assert plan.claim_topics("quick") == ["paper1_theory"]
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2"]
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS2"]  # S2: SE curves without markers
     assert set(plan.unmeasured_topics("quick")) == {
         "paper1_amp", "paper1_gd", "paper2_dynamics", "paper2_moments", "paper2_untied"}
 

@@ -27,3 +27,21 @@ rule se_curve:
         runtime=budgets.se_runtime,
     script:
         "../scripts/se_curve.py"
+
+
+rule se_generalisation:
+    """Bayes-optimal and plug-in generalisation errors of one channel, T and rho along one grid."""
+    input:
+        code=script_code("se_generalisation.py"),
+    output:
+        **paths.GEN_CURVE.outputs(),
+    log:
+        paths.GEN_CURVE.log(),
+    wildcard_constraints:
+        **paths.GEN_CURVE.constraints(),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=budgets.se_runtime,
+    script:
+        "../scripts/se_generalisation.py"

@@ -12,7 +12,9 @@ the same channel); no published number enters them.  They are measured on
   several d, where the excess over the SE is judged on its 1/d trend with the
   error of the mean (:mod:`aimrepro.claims.trends`).  This is where a claim
   "AMP follows the SE" is settled: one small d against the seed spread
-  cannot settle it.
+  cannot settle it.  The same runs' held-out generalisation errors (Bayes
+  prediction on fresh test sequences) are judged the same way against the
+  SE generalisation error (``aimrepro.paper1.generalisation``, Figure S2).
 
 Points within :data:`NEAR_THRESHOLD` of the softmax α_PR are left out of both
 kinds of row: there the d → ∞ recursion itself needs thousands of iterations
@@ -36,6 +38,7 @@ from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1.amp import USABLE_STATUSES
 from aimrepro.paper1.channels import make_channel
+from aimrepro.paper1.generalisation import SOFTMAX_TOKENS, generalisation_curve
 
 #: "Within the seed spread": |mean − SE| at most this many standard deviations of the seeds.
 SPREAD_FACTOR = 2.0
@@ -210,15 +213,33 @@ def _beats_published_row(curves, tables):
                  "does NOT end below it: the erratum's evidence is missing at this size")))
 
 
-def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]]) -> ClaimRow:
+#: What a trend row compares: the run summary's key, the row id's prefix, the claim's words, the section.
+TREND_QUANTITIES = {
+    "error": ("error", "p1-amp-trend", "GAMP-RIE's error tends to the SE", "§5, §8.4-8.5"),
+    "generalisation": ("bayes_generalisation_error", "p1-amp-gen-trend",
+                       "GAMP-RIE's held-out generalisation error (Bayes prediction) tends to the SE's",
+                       "§2 (beyond the paper: Figure S2)"),
+}
+
+
+def has_generalisation_theory(channel: str, T: int) -> bool:
+    """The SE generalisation error exists for softmax T = 2, 3 and the corrected hardmax."""
+    return channel == "hardmax" or (channel == "softmax" and T in SOFTMAX_TOKENS)
+
+
+def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str = "error") -> ClaimRow:
     """AMP against its SE at one α over several d: the excess's 1/d trend (module notes)."""
+    key, prefix, words, section = TREND_QUANTITIES[quantity]
     where = (f"{trend['channel']} T={trend['T']}, rho={trend['rho']:g}, alpha={trend['alpha']:.4g}")
     channel = make_channel(trend["channel"], T=trend["T"], beta=trend.get("beta"))
-    se_value = se.solve_se(channel, trend["alpha"], trend["rho"]).mmse
+    if quantity == "error":
+        se_value = se.solve_se(channel, trend["alpha"], trend["rho"]).mmse
+    else:
+        se_value = float(generalisation_curve(channel, [trend["alpha"]], trend["rho"]).bayes[0])
     tolerance = max(TREND_RELATIVE * se_value, TREND_FLOOR)
     row = functools.partial(
-        _row, id=f"p1-amp-trend-{trend['name']}", section="§5, §8.4-8.5",
-        claim=f"GAMP-RIE's error tends to the SE as d grows ({where}, SE {se_value:.4f})", expected=0.0,
+        _row, id=f"{prefix}-{trend['name']}", section=section,
+        claim=f"{words} as d grows ({where}, SE {se_value:.4f})", expected=0.0,
         tolerance=(f"|e_inf| <= max({TREND_RELATIVE:g} SE, {TREND_FLOOR:g}) = {tolerance:.3g} (+ 2 s.e.), "
                    f"1/d form consistent, s.e.(e_inf) <= tolerance/2"))
     if not trend["points"]:
@@ -230,7 +251,7 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]]) -> ClaimRow:
                    note=f"alpha within {NEAR_THRESHOLD:.0%} of alpha_PR: not a point the SE settles")
     d, means, sems, counts, status_text = [], [], [], [], []
     for point, point_runs in zip(trend["points"], runs):
-        usable = [r["error"] - se_value for r in point_runs if r["status"] in USABLE_STATUSES]
+        usable = [r.get(key, math.nan) - se_value for r in point_runs if r["status"] in USABLE_STATUSES]
         mean, sem, n = mean_and_sem(usable)
         status_text.append(f"d={point['d']}: {n}/{len(point_runs)} usable")
         if n >= 2 and sem > 0:
@@ -273,6 +294,8 @@ def paper1_amp_claims(curves: Sequence[Mapping], tables: Sequence[Mapping], *,
         rows.append(_agreement_row(curves, tables, "softmax", "softmax, T = 2, 3, 4"))
         rows.append(_perfect_recovery_row(curves, tables))
     rows.extend(_trend_row(trend, runs) for trend, runs in zip(trends, trend_runs))
+    rows.extend(_trend_row(trend, runs, "generalisation") for trend, runs in zip(trends, trend_runs)
+                if has_generalisation_theory(trend["channel"], trend["T"]))
     if "hardmax_paper" in channels:
         rows.append(_published_style_row(curves, tables))
     if "hardmax" in channels:

@@ -65,6 +65,8 @@ class Plan:
 
     def figures(self) -> list[str]:
         names = ["paper1_fig1", "paper1_fig2"]
+        if self.config["paper1"].get("figureS2"):
+            names.append("paper1_figS2")
         for family in self.paper2_families():
             names += PAPER2_FAMILIES[family][1]
         return names
@@ -140,6 +142,33 @@ class Plan:
         curves.append(self._curve(scale, "right", "softmax", right["T"], right["rho"], "alphaT",
                                   right["alphaT"], n_points))
         return curves
+
+    def figureS2_gen_curves(self, scale: str) -> list[dict]:
+        """Generalisation-error curves of paper 1, Figure S2 (softmax per T, corrected hardmax), or []."""
+        figure = self.config["paper1"].get("figureS2")
+        if not figure:
+            return []
+        n_points = self.config["scales"][scale]["se_points"]
+        curves = []
+        softmax = figure.get("softmax")
+        for T in (softmax["Ts"] if softmax else []):
+            grid = softmax["alphaT"]
+            curves.append({"channel": "softmax", "T": int(T), "rho": _rounded(figure["rho"]), "axis": "alphaT",
+                           "path": paths.GEN_CURVE.format(scale, channel="softmax", T=T, rho=figure["rho"],
+                                                          axis="alphaT", spacing=grid["spacing"], lo=grid["lo"],
+                                                          hi=grid["hi"], n=n_points["softmax"])})
+        if figure.get("hardmax"):
+            grid = figure["hardmax"]["alpha"]
+            curves.append({"channel": "hardmax", "T": 2, "rho": _rounded(figure["rho"]), "axis": "alpha",
+                           "path": paths.GEN_CURVE.format(scale, channel="hardmax", T=2, rho=figure["rho"],
+                                                          axis="alpha", spacing=grid["spacing"], lo=grid["lo"],
+                                                          hi=grid["hi"], n=n_points["hardmax"])})
+        return curves
+
+    def figureS2_amp_curves(self, scale: str) -> list[dict]:
+        """The AMP curves of Figures 1 and 2 whose held-out errors Figure S2 draws (same channel, T, rho)."""
+        wanted = {(c["channel"], c["T"], c["rho"]) for c in self.figureS2_gen_curves(scale)}
+        return [c for c in self.amp_curves(scale) if (c["channel"], c["T"], c["rho"]) in wanted]
 
     # --- paper 1: AMP ---------------------------------------------------------
 
