@@ -142,3 +142,8 @@ def test_an_excess_that_levels_off_is_overstated_and_a_large_one_fails():
 def test_a_gd_trend_without_sizes_says_so():
     row = gd_trend_row([], trend=gd_trend(dims=()))
     assert row.verdict == "informational" and "not measured" in row.measured
+
+
+def test_an_imprecise_gd_trend_is_not_decisive():
+    row = gd_trend_row(gd_runs(lambda d: 0.05, spread=0.2))
+    assert row.verdict == "informational" and "not decisive" in row.note
