@@ -119,7 +119,8 @@ def amp_marker_series(table: Mapping[str, np.ndarray], *, x_scale: float = 1.0, 
                       label: str | None = None) -> list[MarkerSeries]:
     """Markers of one AMP summary table (``aimrepro.paper1.amp.summary_table``).
 
-    Filled: mean ± std over the converged runs at each α.  Hollow, no error
+    Filled: mean ± std over the usable runs at each α (converged or stationary,
+    ``amp.USABLE_STATUSES``).  Hollow, no error
     bar: the mean final error of the runs that stopped at the iteration cap,
     where there are any.  Diverged runs have no error to draw; they are
     counted by :func:`unconverged_runs`.  ``x_scale`` multiplies α (e.g.
