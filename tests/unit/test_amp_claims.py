@@ -48,7 +48,9 @@ def test_rows_fail_honestly():
     tables = [table([0.3122], [0.7], [0.01], [0.37]),
               table([0.25], [0.02], [0.01], [0.0], error_max=[0.05])]
     rows = {row.id: row for row in paper1_amp_claims(curves, tables)}
-    assert rows["p1-amp-se-hardmax"].failed and rows["p1-amp-se-hardmax"].measured == 0.0
+    # one small d against the seed spread judges nothing: reported, the trend rows are the verdict
+    assert rows["p1-amp-se-hardmax"].verdict == "informational" and rows["p1-amp-se-hardmax"].measured == 0.0
+    assert "trend rows are the verdict" in rows["p1-amp-se-hardmax"].note
     assert rows["p1-amp-softmax-perfect-recovery"].failed
     # AMP above the published curve: the erratum's evidence is missing, which is a FAIL
     assert rows["p1-amp-beats-published-hardmax"].failed

@@ -69,7 +69,8 @@ def test_each_row_fails_when_its_claim_does_not_hold():
     # [alpha_T,PR, 2 alpha_T,PR] = [0.75, 1.5])
     grid = sorted(GRID + [1.6, 1.7])
     rows = rows_by_id(paper1_gd_claims([curve(3)], [table_for(3, grid, 3.0, 0.2, 8, 1.7)]))
-    assert not rows["p1-gd-averaged-se"].passed and rows["p1-gd-averaged-se"].measured == pytest.approx(0.2)
+    assert rows["p1-gd-averaged-se"].verdict == "informational"  # one small d: the trend row judges
+    assert rows["p1-gd-averaged-se"].measured == pytest.approx(0.2)
     assert not rows["p1-gd-single-twice-mmse"].passed
     assert not rows["p1-gd-zero-error-onset"].passed
     # never reaching zero error fails too, and says so
