@@ -305,7 +305,7 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
         for channel, value in thresholds.items():
             handles.append(Line2D([], [], color=_THRESHOLD_COLOUR, linewidth=0.8,
                                   linestyle=CHANNEL_LINESTYLES.get(channel, "-"),
-                                  label=rf"$\bar\alpha_c = {value:.3f}$ ({CHANNEL_LABELS.get(channel, channel)})"))
+                                  label=rf"$\bar\alpha_c = {value:.3f}$, {CHANNEL_LABELS.get(channel, channel)}"))
         for label, marker in (marker_legend or {}).items():
             handles.append(Line2D([], [], color="0.3", marker=marker, markersize=MARKER_SIZE + 1,
                                   linestyle="none", label=label))
