@@ -30,6 +30,11 @@
     ``bayes_generalisation_error`` (of the posterior-mean prediction;
     ``aimrepro.paper1.generalisation``), ``iterations``, ``status``, ``converged``,
     ``se_mmse``.
+``aimrepro amp --channel softmax --dataset results/quick/data/softmax_beta1_T3_rho0.5_d50/alpha0.06_seed3.npz``
+    The same on a dataset file of the pipeline (or any ``save_dataset``
+    file): T, ρ, α, d, the seeds and the test set come from the file, so a
+    pipeline point reruns without typing α to every digit.  ``gd`` takes
+    ``--dataset`` too.
 ``aimrepro gd --T 2 --rho 0.5 --alpha 0.1 --d 60 --inits 8 --steps 1000 --lr 0.1 --seed 1``
     Sample a softmax AIM dataset as ``amp`` does, train ``--inits`` tied
     students W Wᵀ/√(r d) of the teacher's width by full-batch Adam on the
@@ -160,21 +165,78 @@ def _add_memory_limit(sub: argparse.ArgumentParser) -> None:
                           "(default: the memory available now)")
 
 
+def _dataset_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"must be an existing dataset file (.npz), no such file: {text}")
+    return path
+
+
+#: The options that sample a dataset; ``--dataset`` replaces them all.
+_SAMPLING_OPTIONS = ("T", "rho", "alpha", "d", "seed", "replicate", "test_samples")
+_SAMPLING_REQUIRED = ("T", "rho", "alpha", "d", "seed")
+
+
 def _add_dataset_arguments(sub: argparse.ArgumentParser, *, T_help: str) -> None:
-    """The arguments naming a sampled AIM dataset (``amp``, ``gd``): T, rho, alpha, d, seeds, test size."""
-    sub.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T", help=T_help)
-    sub.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
+    """The arguments naming an AIM dataset (``amp``, ``gd``): a dataset file, or T, rho, alpha, d, seeds, test size.
+
+    The sampling options are required unless ``--dataset`` is given, and refused
+    with it (checked by :func:`_resolve_dataset` after parsing).
+    """
+    sub.add_argument("--dataset", type=_dataset_file, default=None, metavar="PATH",
+                     help="run on this dataset file (e.g. results/quick/data/.../alpha0.06_seed3.npz, "
+                          "a pipeline point) instead of sampling one; replaces --T ... --test-samples")
+    sub.add_argument("--T", dest="T", type=_integer_at_least(2), metavar="T", help=T_help)
+    sub.add_argument("--rho", type=_positive_finite, metavar="RHO",
                      help="width ratio rho = r/d, finite > 0")
-    sub.add_argument("--alpha", required=True, type=_positive_finite, metavar="ALPHA",
+    sub.add_argument("--alpha", type=_positive_finite, metavar="ALPHA",
                      help="sample ratio alpha = n/d^2, finite > 0")
-    sub.add_argument("--d", dest="d", required=True, type=_integer_at_least(4), metavar="D",
+    sub.add_argument("--d", dest="d", type=_integer_at_least(4), metavar="D",
                      help="token dimension, integer >= 4")
-    sub.add_argument("--seed", required=True, type=_integer_at_least(0), metavar="SEED",
+    sub.add_argument("--seed", type=_integer_at_least(0), metavar="SEED",
                      help="base seed, integer >= 0 (the config's `seed`)")
-    sub.add_argument("--replicate", type=_integer_at_least(0), default=0, metavar="K",
+    sub.add_argument("--replicate", type=_integer_at_least(0), default=None, metavar="K",
                      help="index of the independent draw, integer >= 0 (default 0)")
-    sub.add_argument("--test-samples", type=_integer_at_least(1), default=1000, metavar="N",
+    sub.add_argument("--test-samples", type=_integer_at_least(1), default=None, metavar="N",
                      help="size of the fresh test set (default 1000)")
+
+
+def _resolve_dataset(args: argparse.Namespace, subparser: argparse.ArgumentParser, *, link: str) -> None:
+    """Either load ``--dataset`` (its spec fills T, rho, alpha, d, ...) or check the sampling options.
+
+    ``link`` is the data model the command needs (``hardmax`` for both hardmax
+    channels): a dataset of another link is refused.  Sets ``args.loaded``
+    (the :class:`~aimrepro.paper1.data.Dataset`, or None to sample one).
+    """
+    from aimrepro.paper1.data import load_dataset
+
+    given = [name for name in _SAMPLING_OPTIONS if getattr(args, name) is not None]
+    args.loaded = None
+    if args.dataset is None:
+        missing = [name for name in _SAMPLING_REQUIRED if getattr(args, name) is None]
+        if missing:
+            subparser.error("the following arguments are required without --dataset: "
+                            + ", ".join("--" + name.replace("_", "-") for name in missing))
+        args.replicate = 0 if args.replicate is None else args.replicate
+        args.test_samples = 1000 if args.test_samples is None else args.test_samples
+        return
+    if given:
+        subparser.error(f"argument --dataset: not allowed with --{given[0].replace('_', '-')} "
+                        f"(the dataset file fixes T, rho, alpha, d, the seeds and the test set)")
+    try:
+        dataset = load_dataset(args.dataset)
+    except (ValueError, KeyError, OSError) as err:
+        subparser.error(f"argument --dataset: {args.dataset} is not an aimrepro dataset ({err})")
+    spec = dataset.spec
+    if spec.link != link:
+        subparser.error(f"argument --dataset: {args.dataset} holds {spec.link} data; this run needs {link} data")
+    if getattr(args, "beta", None) is not None and spec.beta is not None and args.beta != spec.beta:
+        subparser.error(f"argument --beta = {args.beta:g}: the dataset's labels use beta = {spec.beta:g}")
+    args.loaded = dataset
+    args.T, args.rho, args.alpha, args.d = spec.T, spec.rho, spec.alpha, spec.d
+    args.seed, args.replicate, args.test_samples = dataset.base_seed, spec.replicate, spec.n_test
+    if hasattr(args, "beta") and spec.beta is not None:
+        args.beta = spec.beta
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,8 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="full-batch Adam steps, integer >= 1 (paper: 1000)")
     gd.add_argument("--lr", required=True, type=_positive_finite, metavar="LR",
                     help="Adam learning rate, finite > 0 (paper: 0.1)")
-    gd.add_argument("--beta", type=_positive_finite, default=1.0, metavar="BETA",
-                    help="softmax inverse temperature of data and students, finite > 0 (default 1)")
+    gd.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
+                    help="softmax inverse temperature of data and students, finite > 0 (default 1, "
+                         "or the dataset's)")
     gd.add_argument("--init-scale", type=_positive_finite, default=1.0, metavar="SIGMA",
                     help="std of the initial factor entries, finite > 0 (default 1, as the paper)")
     gd.add_argument("--threads", type=_integer_at_least(1), default=1, metavar="N",
@@ -365,10 +428,14 @@ def _main(argv: Sequence[str] | None) -> int:
         _check_sgd_size(args, subparser)
         return _run_sgd(args, subparser)
     if args.command == "amp":
+        from aimrepro.paper1.amp import CHANNEL_LINK
+
+        _resolve_dataset(args, subparser, link=CHANNEL_LINK[args.channel])
         _check_se_arguments(args, subparser)
         _check_amp_size(args, subparser)
         return _run_amp(args, subparser)
     if args.command == "gd":
+        _resolve_dataset(args, subparser, link="softmax")
         _check_rho(args, subparser)
         _check_gd_size(args, subparser)
         return _run_gd(args, subparser)
@@ -641,8 +708,8 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     try:
         spec = DatasetSpec(link=CHANNEL_LINK[args.channel], T=args.T, rho=args.rho, d=args.d,
                            alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.channel, max_iter=args.max_iter,
-                             backend=args.backend)
+        dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
+        run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=args.backend)
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
@@ -659,12 +726,13 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     from aimrepro.paper1.gd import GDSettings, run_on_dataset
     from aimrepro.paper1.state_evolution import solve_se
 
+    args.beta = 1.0 if args.beta is None else args.beta
     try:
         spec = DatasetSpec(link="softmax", T=args.T, rho=args.rho, d=args.d, alpha=args.alpha,
                            replicate=args.replicate, n_test=args.test_samples, beta=args.beta)
         settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.inits, settings, threads=args.threads,
-                             backend=args.backend)
+        dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
+        run = run_on_dataset(dataset, args.inits, settings, threads=args.threads, backend=args.backend)
         se_mmse = solve_se(make_channel("softmax", T=args.T, beta=args.beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)

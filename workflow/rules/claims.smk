@@ -27,11 +27,13 @@ rule claims_paper1_amp:
     """Paper 1's AMP claims (AMP vs SE, softmax recovery, erratum B1) as measured rows."""
     input:
         summaries=lambda wildcards: column(PLAN.amp_curves(wildcards.scale), "path"),
+        trend_runs=lambda wildcards: PLAN.trend_runs(wildcards.scale, "amp"),
         code=script_code("claims_paper1_amp.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper1_amp"),
     params:
         curves=lambda wildcards: Plan.without_runs(PLAN.amp_curves(wildcards.scale)),
+        trends=lambda wildcards: PLAN.amp_trends(wildcards.scale),
     log:
         paths.CLAIM_FRAGMENT.log(topic="paper1_amp"),
     threads: 1
@@ -45,11 +47,13 @@ rule claims_paper1_gd:
     """Paper 1's GD claims (averaged GD vs SE, single GD ~ 2 MMSE, zero-error onset) as measured rows."""
     input:
         summaries=lambda wildcards: column(PLAN.figure2_gd_curves(wildcards.scale), "path"),
+        trend_runs=lambda wildcards: PLAN.trend_runs(wildcards.scale, "gd"),
         code=script_code("claims_paper1_gd.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper1_gd"),
     params:
         curves=lambda wildcards: Plan.without_runs(PLAN.figure2_gd_curves(wildcards.scale)),
+        trend=lambda wildcards: PLAN.gd_trend(wildcards.scale),
     log:
         paths.CLAIM_FRAGMENT.log(topic="paper1_gd"),
     threads: 1

@@ -69,6 +69,27 @@ rule paper1_figS1:
         "../scripts/paper1_figS1.py"
 
 
+rule paper1_figS2:
+    """Paper 1, Figure S2 (beyond the paper): SE generalisation errors with AMP's held-out errors."""
+    input:
+        curves=lambda wildcards: column(PLAN.figureS2_gen_curves(wildcards.scale), "path"),
+        amp=lambda wildcards: column(PLAN.figureS2_amp_curves(wildcards.scale), "path"),
+        code=script_code("paper1_figS2.py"),
+    output:
+        **figure_outputs("paper1_figS2", "Paper 1", "Figure S2"),
+    params:
+        curves=lambda wildcards: PLAN.figureS2_gen_curves(wildcards.scale),
+        amp_curves=lambda wildcards: Plan.without_runs(PLAN.figureS2_amp_curves(wildcards.scale)),
+    log:
+        figure_log("paper1_figS2"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper1_figS2.py"
+
+
 rule paper2_fig1:
     """Paper 2, Figure 1: tied softmax SGD against truncations of order M and the matrix flow."""
     input:

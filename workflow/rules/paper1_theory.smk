@@ -72,3 +72,20 @@ rule tokens_se_curve:
         **COSTS.resources("tokens_se_curve"),
     script:
         "../scripts/tokens_se_curve.py"
+
+
+rule se_generalisation:
+    """Bayes-optimal and plug-in generalisation errors of one channel, T and rho along one grid."""
+    input:
+        code=script_code("se_generalisation.py"),
+    output:
+        **paths.GEN_CURVE.outputs(),
+    log:
+        paths.GEN_CURVE.log(),
+    wildcard_constraints:
+        **paths.GEN_CURVE.constraints(),
+    threads: 1
+    resources:
+        **COSTS.resources("se_generalisation"),
+    script:
+        "../scripts/se_generalisation.py"

@@ -21,7 +21,7 @@ __all__ = ["check_config"]
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
-    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6, _hardmax_tokens):
+    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6, _hardmax_tokens, _trends):
         problem = check(config)
         if problem:
             raise ConfigError(f"invalid config: {problem}")
@@ -108,4 +108,15 @@ def _hardmax_tokens(config) -> str | None:
         if amp and "amp" in sizes and amp["T"] not in sizes["Ts"]:
             return (f"paper1.hardmax_tokens.amp.T = {amp['T']}; allowed: one of "
                     f"scales.{scale}.hardmax_tokens.Ts {sizes['Ts']} (the AMP is compared with that table's SE)")
+
+
+def _trends(config) -> str | None:
+    names = [spec["name"] for spec in config["paper1"].get("trends", {}).get("amp", [])]
+    if len(set(names)) != len(names):
+        return f"paper1.trends.amp names {names}; allowed: distinct names"
+    for scale in SCALES:
+        for name in config["scales"].get(scale, {}).get("trends", {}).get("amp", {}):
+            if name not in names:
+                return (f"scales.{scale}.trends.amp.{name}; allowed: a name of paper1.trends.amp "
+                        f"{names}")
     return None

@@ -107,7 +107,11 @@ PRICES: dict[str, float] = {
     # hardmax with T >= 3 tokens: the Fisher table's CPU seconds come from the package's own
     # per-sample calibration (aimrepro.paper1.hardmax_tokens.estimated_table_seconds)
     "fisher_table_second": 1.0,
-    "tokens_se_point": 0.03,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
+    "tokens_se_point": 0.03,
+    # generalisation error along an SE curve: nested quadrature per point (T = 3: 2 + 2 dimensions)
+    "gen_point_softmax_T2": 0.02,
+    "gen_point_softmax_T3": 0.35,
+    "gen_point_hardmax_T2": 0.13,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
 }
 
@@ -119,7 +123,7 @@ STARTUP: dict[str, float] = {
     "gd_summary": 0.8, "sgd_run": 0.2785, "reference_flow": 0.4286, "theorem1": 0, "landscape": 0,
     "moment_truncations": 0.8, "riccati_flow": 0.8, "truncation_error": 0.8,
     "untied_sgd_run": 0.2463, "untied_theory": 0.548, "untied_fast_states": 0,
-    "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5,
+    "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 1.0,
     "figure": 1.505, "claims_topic": 3.52, "claims": 0.5,
 }
 
@@ -496,6 +500,15 @@ def _amp_run(model: CostModel, w: dict) -> _Work:
         disk=8.0 * d * d + 40.0 * cap + SIDECAR_BYTES)
 
 
+def _se_generalisation(model: CostModel, w: dict) -> _Work:
+    """The SE curve, then the Bayes and plug-in errors per point (aimrepro.paper1.generalisation)."""
+    n = _i(w, "n")
+    unit = f"gen_point_{w['channel']}_T{w['T']}"
+    if unit not in PRICES:
+        raise ValueError(f"no price for the generalisation error of {w['channel']} T={w['T']}")
+    return _Work("se_generalisation", fixed={unit: n}, memory=R.BASE_BYTES + 100e6, disk=_csv(n, 7))
+
+
 def _fisher_table(model: CostModel, w: dict) -> _Work:
     """Nishimori estimates on the table's nodes: rejection sampling, ~(possible labels) candidates each."""
     from aimrepro.paper1.hardmax_tokens import estimated_table_seconds
@@ -784,6 +797,7 @@ _RULES: dict[str, Callable[[CostModel, dict], _Work]] = {
     "untied_theory": _untied_theory,
     "untied_fast_states": _untied_fast_states,
     "fisher_table": _fisher_table,
+    "se_generalisation": _se_generalisation,
     "tokens_se_curve": _tokens_se_curve,
     "tokens_amp_run": _tokens_amp_run,
     "figure": _light("figure", 250.0),
@@ -809,9 +823,11 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
             ("amp", paths.AMP_SUMMARY, paths.AMP_RUN, plan.amp_curves(scale)),
             ("gd", paths.GD_SUMMARY, paths.GD_RUN, plan.figure2_gd_curves(scale))):
         runs = [p for curve in curves for per_alpha in curve["runs"] for p in per_alpha]
+        runs += [p for p in plan.trend_runs(scale, rule) if p not in set(runs)]
         add(f"{rule}_run", run, runs)
         add(f"{rule}_summary", summary, [curve["path"] for curve in curves])
         add(f"aim_dataset_{scale}", paths.DATASET, [paths.dataset_of(run.parse(p)) for p in runs])
+    add("se_generalisation", paths.GEN_CURVE, [c["path"] for c in plan.figureS2_gen_curves(scale)])
     add("fisher_table", paths.FISHER_TABLE, [t["path"] for t in plan.fisher_tables(scale)])
     add("tokens_se_curve", paths.TOKENS_SE_CURVE, [c["path"] for c in plan.tokens_curves(scale)])
     tokens_runs = plan.tokens_amp_runs(scale)

@@ -188,6 +188,14 @@ SE_CURVE = ResultPath(
      "axis": choice(AXES), "spacing": choice(SPACINGS), "lo": NUMBER_FIELD, "hi": NUMBER_FIELD,
      "n": INTEGER_FIELD})
 
+#: Bayes-optimal and plug-in generalisation errors along one grid (through the SE
+#: overlap, aimrepro.paper1.generalisation): softmax (beta 1) and the corrected hardmax.
+GEN_CURVE = ResultPath(
+    "se_gen", "{channel}_T{T}_rho{rho}/{axis}_{spacing}_{lo}_{hi}_n{n}", ".csv",
+    {"channel": choice(["softmax", "hardmax"]), "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
+     "axis": choice(["alpha", "alphaT"]), "spacing": choice(SPACINGS), "lo": NUMBER_FIELD,
+     "hi": NUMBER_FIELD, "n": INTEGER_FIELD})
+
 #: One teacher with its training and test sequences.  "seed" is the index of
 #: the draw; its random numbers come from the config's seed and the dataset's
 #: parameters (aimrepro.paper1.data.dataset_seed).
