@@ -23,9 +23,9 @@ K students would sit MMSE/K above the SE curve (``docs/paper1.md`` §6).
 The rows compare GD with our own theory (the softmax SE); no published
 number enters them.  Tolerances:
 
-* grid row (a consistency check at the figure's one d: ``pass``, or
-  ``informational`` when a point is outside, the trend row being the
-  verdict): A∞ within [−2 std, +0.1] of the SE curve for ᾱ_T >= 0.04, a
+* grid row (a description at the figure's one d, ``informational``: the
+  trend row is the verdict; ``FAIL`` only for a point below the SE beyond
+  the spread, which no algorithm can reach): A∞ within [−2 std, +0.1] of the SE curve for ᾱ_T >= 0.04, a
   tenth of the error scale Q0 − ρ = 1 (below ᾱ_T = 0.04, n = ᾱ_T d²/(T²+T−2)
   is a handful of sequences at the quick d and GD is erratic);
 * single GD ≈ 2 × MMSE at small α (the Nishimori value): every ratio within
@@ -122,12 +122,12 @@ def _averaged_row(curves, tables):
             f"largest raw excess of the K-student mean {raw_worst:.4f}")
     if below:
         note += f"; {below} points below SE beyond the spread"
-    if outside:
-        note += ("; outside the band at this one small d is not judged here (few sequences, few draws): "
-                 "the trend row p1-gd-trend-averaged is the verdict")
+    if not below:
+        note += ("; one small d (few sequences, few draws) is not judged here: the trend row "
+                 "p1-gd-trend-averaged is the verdict")
     return _row(id="p1-gd-averaged-se", section="§6, §8.6", claim=claim, expected=0.0, measured=excess,
                 tolerance=f"every point: excess <= {AVERAGED_BAND:g}, not below SE",
-                verdict=PASS if outside == 0 else INFORMATIONAL, note=note)
+                verdict=FAIL if below else INFORMATIONAL, note=note)
 
 
 def _single_row(curves, tables):
