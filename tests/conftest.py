@@ -491,8 +491,9 @@ def cluster_tiny_config() -> dict:
     config["paper1"]["figure2"]["left"]["rhos"] = [0.5, 1.0]
     # Theory only: without simulation sizes at this scale, Figure 2 draws no
     # AMP or GD markers.
-    for simulation in ("amp", "gd"):
+    for simulation in ("amp", "gd", "trends"):
         config["scales"]["quick"].pop(simulation, None)
+    config["paper1"].pop("figureS2", None)  # beyond the paper: its curves are not the tiny run's subject
     return config
 
 

@@ -4,6 +4,14 @@
     Solve the state evolution at each α (in increasing order) and print one
     JSON object per line: ``alpha, mmse, q, qhat, converged, iterations,
     residual``.
+``aimrepro se --channel hardmax --T 3 --rho 0.5 --alpha 0.3``
+    Hardmax attention with T >= 3 tokens (beyond the paper, docs/paper1.md
+    §3.6): the SE needs a Monte-Carlo table of one function F_T(m), computed
+    first (``--table-samples``, ``--table-seed``; the defaults give the quick
+    pipeline's table bit for bit, ~11 s CPU at T = 3, ~70 s at T = 4).  Each
+    line gains ``mmse_stderr`` (the table's noise carried to the MMSE) and
+    ``extrapolated``.  A table estimated to need more than
+    ``--max-table-seconds`` CPU is refused with one line.
 ``aimrepro threshold --T 2 --rho 0.5``
     Print ``{"rho": ..., "T": ..., "alpha_pr": ...}``, the softmax
     perfect-recovery threshold.
@@ -22,6 +30,11 @@
     ``bayes_generalisation_error`` (of the posterior-mean prediction;
     ``aimrepro.paper1.generalisation``), ``iterations``, ``status``, ``converged``,
     ``se_mmse``.
+``aimrepro amp --channel softmax --dataset results/quick/data/softmax_beta1_T3_rho0.5_d50/alpha0.06_seed3.npz``
+    The same on a dataset file of the pipeline (or any ``save_dataset``
+    file): T, ρ, α, d, the seeds and the test set come from the file, so a
+    pipeline point reruns without typing α to every digit.  ``gd`` takes
+    ``--dataset`` too.
 ``aimrepro gd --T 2 --rho 0.5 --alpha 0.1 --d 60 --inits 8 --steps 1000 --lr 0.1 --seed 1``
     Sample a softmax AIM dataset as ``amp`` does, train ``--inits`` tied
     students W Wᵀ/√(r d) of the teacher's width by full-batch Adam on the
@@ -33,6 +46,14 @@
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
+``aimrepro cost [--scale quick|paper] [--configfile F] [--json]``
+    What a pipeline run would cost before it is launched: per rule the
+    number of jobs, core-hours (expected, and if every data-dependent loop
+    ran to its cap), the largest job, peak memory per job and disk, then the
+    totals; ``--json`` prints the same as one JSON object.  The model is the
+    workflow's (``workflow/lib/aimrepro_workflow/costs.py``, which also sets
+    the rules' resources), found in the repository that holds ``--configfile``
+    (default ``config.yaml`` of the repository around the current directory).
 
 Arguments are checked before anything is computed.  A bad argument exits
 with status 2 and a single line on stderr naming it and its allowed range.
@@ -70,8 +91,12 @@ __all__ = ["CHANNEL_NAMES", "LINK_NAMES", "PARAMETRISATIONS", "build_parser", "m
 #: workflow's wildcard constraints: output channels (``se``, ``amp``), links and
 #: parametrisations (``sgd``).
 CHANNEL_NAMES = tuple(CHANNELS)
-#: Channels defined for T = 2 only (docs/paper1.md §3.4).
-_T2_ONLY_CHANNELS = ("hardmax", "hardmax_paper")
+#: Channels defined for T = 2 only (docs/paper1.md §3.4); hardmax with T >= 3
+#: goes through a Fisher table (``se`` only, aimrepro.paper1.hardmax_tokens).
+_T2_ONLY_CHANNELS = ("hardmax_paper",)
+_TABLED_CHANNELS = ("hardmax",)
+#: The quick pipeline's table: its reference sample size and the config's seed.
+_TABLE_SAMPLES, _TABLE_SEED, _MAX_TABLE_SECONDS = 50_000, 20250602, 300.0
 LINK_NAMES = LINKS
 #: Row-wise links act on rows of T >= 2 tokens (docs/paper2.md §1).
 _ROW_LINKS = ("softmax", "hardmax")
@@ -126,27 +151,92 @@ def _existing_file(text: str) -> Path:
     return path
 
 
+def _add_backend(sub: argparse.ArgumentParser) -> None:
+    from aimrepro.backends import BACKENDS
+
+    sub.add_argument("--backend", choices=BACKENDS, default="numpy",
+                     help="where the kernels compute: numpy (default, the reference) or torch "
+                          "(pip install -e '.[gpu]'; a GPU if there is one)")
+
+
 def _add_memory_limit(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--memory-limit", type=_positive_finite, default=None, metavar="GIB",
                      help="refuse a run whose estimated memory exceeds this many GiB, finite > 0 "
                           "(default: the memory available now)")
 
 
+def _dataset_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"must be an existing dataset file (.npz), no such file: {text}")
+    return path
+
+
+#: The options that sample a dataset; ``--dataset`` replaces them all.
+_SAMPLING_OPTIONS = ("T", "rho", "alpha", "d", "seed", "replicate", "test_samples")
+_SAMPLING_REQUIRED = ("T", "rho", "alpha", "d", "seed")
+
+
 def _add_dataset_arguments(sub: argparse.ArgumentParser, *, T_help: str) -> None:
-    """The arguments naming a sampled AIM dataset (``amp``, ``gd``): T, rho, alpha, d, seeds, test size."""
-    sub.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T", help=T_help)
-    sub.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
+    """The arguments naming an AIM dataset (``amp``, ``gd``): a dataset file, or T, rho, alpha, d, seeds, test size.
+
+    The sampling options are required unless ``--dataset`` is given, and refused
+    with it (checked by :func:`_resolve_dataset` after parsing).
+    """
+    sub.add_argument("--dataset", type=_dataset_file, default=None, metavar="PATH",
+                     help="run on this dataset file (e.g. results/quick/data/.../alpha0.06_seed3.npz, "
+                          "a pipeline point) instead of sampling one; replaces --T ... --test-samples")
+    sub.add_argument("--T", dest="T", type=_integer_at_least(2), metavar="T", help=T_help)
+    sub.add_argument("--rho", type=_positive_finite, metavar="RHO",
                      help="width ratio rho = r/d, finite > 0")
-    sub.add_argument("--alpha", required=True, type=_positive_finite, metavar="ALPHA",
+    sub.add_argument("--alpha", type=_positive_finite, metavar="ALPHA",
                      help="sample ratio alpha = n/d^2, finite > 0")
-    sub.add_argument("--d", dest="d", required=True, type=_integer_at_least(4), metavar="D",
+    sub.add_argument("--d", dest="d", type=_integer_at_least(4), metavar="D",
                      help="token dimension, integer >= 4")
-    sub.add_argument("--seed", required=True, type=_integer_at_least(0), metavar="SEED",
+    sub.add_argument("--seed", type=_integer_at_least(0), metavar="SEED",
                      help="base seed, integer >= 0 (the config's `seed`)")
-    sub.add_argument("--replicate", type=_integer_at_least(0), default=0, metavar="K",
+    sub.add_argument("--replicate", type=_integer_at_least(0), default=None, metavar="K",
                      help="index of the independent draw, integer >= 0 (default 0)")
-    sub.add_argument("--test-samples", type=_integer_at_least(1), default=1000, metavar="N",
+    sub.add_argument("--test-samples", type=_integer_at_least(1), default=None, metavar="N",
                      help="size of the fresh test set (default 1000)")
+
+
+def _resolve_dataset(args: argparse.Namespace, subparser: argparse.ArgumentParser, *, link: str) -> None:
+    """Either load ``--dataset`` (its spec fills T, rho, alpha, d, ...) or check the sampling options.
+
+    ``link`` is the data model the command needs (``hardmax`` for both hardmax
+    channels): a dataset of another link is refused.  Sets ``args.loaded``
+    (the :class:`~aimrepro.paper1.data.Dataset`, or None to sample one).
+    """
+    from aimrepro.paper1.data import load_dataset
+
+    given = [name for name in _SAMPLING_OPTIONS if getattr(args, name) is not None]
+    args.loaded = None
+    if args.dataset is None:
+        missing = [name for name in _SAMPLING_REQUIRED if getattr(args, name) is None]
+        if missing:
+            subparser.error("the following arguments are required without --dataset: "
+                            + ", ".join("--" + name.replace("_", "-") for name in missing))
+        args.replicate = 0 if args.replicate is None else args.replicate
+        args.test_samples = 1000 if args.test_samples is None else args.test_samples
+        return
+    if given:
+        subparser.error(f"argument --dataset: not allowed with --{given[0].replace('_', '-')} "
+                        f"(the dataset file fixes T, rho, alpha, d, the seeds and the test set)")
+    try:
+        dataset = load_dataset(args.dataset)
+    except (ValueError, KeyError, OSError) as err:
+        subparser.error(f"argument --dataset: {args.dataset} is not an aimrepro dataset ({err})")
+    spec = dataset.spec
+    if spec.link != link:
+        subparser.error(f"argument --dataset: {args.dataset} holds {spec.link} data; this run needs {link} data")
+    if getattr(args, "beta", None) is not None and spec.beta is not None and args.beta != spec.beta:
+        subparser.error(f"argument --beta = {args.beta:g}: the dataset's labels use beta = {spec.beta:g}")
+    args.loaded = dataset
+    args.T, args.rho, args.alpha, args.d = spec.T, spec.rho, spec.alpha, spec.d
+    args.seed, args.replicate, args.test_samples = dataset.base_seed, spec.replicate, spec.n_test
+    if hasattr(args, "beta") and spec.beta is not None:
+        args.beta = spec.beta
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -156,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Theory queries and provenance audits for the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{se,threshold,amp,gd,sgd,provenance}")
+                                     metavar="{se,threshold,amp,gd,sgd,provenance,cost}")
 
     se = commands.add_parser(
         "se", help="solve the Bayes-optimal state evolution at given sample ratios",
@@ -165,13 +255,27 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--channel", required=True, choices=CHANNEL_NAMES,
                     help="output channel; hardmax_paper is the published formula (erratum B1)")
     se.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T",
-                    help="sequence length, integer >= 2 (hardmax channels: T = 2)")
+                    help="sequence length, integer >= 2 (hardmax_paper: T = 2; hardmax with "
+                         "T >= 3 first tabulates F_T, see --table-samples)")
     se.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
                     help="width ratio rho = r/d, finite > 0")
     se.add_argument("--alpha", required=True, nargs="+", type=_positive_finite,
                     metavar="ALPHA", help="sample ratios alpha = n/d^2, each finite > 0")
     se.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
                     help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
+    se.add_argument("--table-samples", type=_integer_at_least(1000), default=_TABLE_SAMPLES,
+                    metavar="N",
+                    help="hardmax, T >= 3: reference sample size of the Fisher table (node k gets "
+                         f"N/x_k samples, 17 nodes), integer >= 1000 (default {_TABLE_SAMPLES}: "
+                         "MMSE s.e. ~0.1-1 %% of the MMSE; CPU ~11 s at T = 3, ~70 s at T = 4, "
+                         "proportional to N)")
+    se.add_argument("--table-seed", type=_integer_at_least(0), default=_TABLE_SEED, metavar="S",
+                    help=f"hardmax, T >= 3: seed of the table, integer >= 0 (default {_TABLE_SEED}, "
+                         "the config's seed: the quick pipeline's table)")
+    se.add_argument("--max-table-seconds", type=_positive_finite, default=_MAX_TABLE_SECONDS,
+                    metavar="SEC",
+                    help="hardmax, T >= 3: refuse a table estimated to need more CPU seconds than "
+                         f"this (default {_MAX_TABLE_SECONDS:g}; T = 5 needs ~12x T = 4 per sample)")
 
     threshold = commands.add_parser(
         "threshold", help="softmax perfect-recovery threshold alpha_PR(rho, T)",
@@ -218,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="records on a uniform t_ode grid including 0 and H (default 101)")
     sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
                      help="weak-recovery threshold on |p12|/p22 (default 0.3)")
+    _add_backend(sgd)
     _add_memory_limit(sgd)
     amp = commands.add_parser(
         "amp", help="sample an AIM dataset and run GAMP-RIE on it",
@@ -231,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
     amp.add_argument("--max-iter", type=_integer_at_least(1), default=2000, metavar="N",
                      help="iteration cap (default 2000, aimrepro.paper1.amp.StoppingRule)")
+    _add_backend(amp)
     _add_memory_limit(amp)
 
     gd = commands.add_parser(
@@ -245,10 +351,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="full-batch Adam steps, integer >= 1 (paper: 1000)")
     gd.add_argument("--lr", required=True, type=_positive_finite, metavar="LR",
                     help="Adam learning rate, finite > 0 (paper: 0.1)")
-    gd.add_argument("--beta", type=_positive_finite, default=1.0, metavar="BETA",
-                    help="softmax inverse temperature of data and students, finite > 0 (default 1)")
+    gd.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
+                    help="softmax inverse temperature of data and students, finite > 0 (default 1, "
+                         "or the dataset's)")
     gd.add_argument("--init-scale", type=_positive_finite, default=1.0, metavar="SIGMA",
                     help="std of the initial factor entries, finite > 0 (default 1, as the paper)")
+    gd.add_argument("--threads", type=_integer_at_least(1), default=1, metavar="N",
+                    help="blocks of students trained at once, integer >= 1 (default 1); "
+                         "the result does not depend on it")
+    _add_backend(gd)
     _add_memory_limit(gd)
 
     provenance = commands.add_parser(
@@ -262,6 +373,22 @@ def build_parser() -> argparse.ArgumentParser:
                             help="verify the whole lineage instead: every file against its sidecar "
                                  "and its consumer's record, every code file against its recorded "
                                  "hash; print what differs; exit 0 only if nothing does")
+
+    cost = commands.add_parser(
+        "cost", help="what the pipeline would cost: core-hours, memory and disk per rule",
+        description="Predict, before launching, what `snakemake --config scale=SCALE` costs: per "
+                    "rule the jobs, core-hours (expected; bound: every data-dependent loop at "
+                    "its cap), the largest job, peak memory per job and disk, then the totals. "
+                    "The model is the workflow's own (workflow/lib/aimrepro_workflow/costs.py, "
+                    "which also sets each rule's threads, mem_mb and runtime): it is read from "
+                    "the repository that holds --configfile, or else from the repository around "
+                    "the current directory (run it from the repository root, as snakemake).")
+    cost.add_argument("--scale", choices=("quick", "paper"), default=None,
+                      help="the preset to cost (default: the config's `scale`)")
+    cost.add_argument("--configfile", type=Path, default=None, metavar="FILE",
+                      help="the config to cost (default: config.yaml at the repository root)")
+    cost.add_argument("--json", action="store_true",
+                      help="print one JSON object instead of the table")
 
     # Each subcommand reports its own errors, prefixed with its name.
     for sub in commands.choices.values():
@@ -301,13 +428,19 @@ def _main(argv: Sequence[str] | None) -> int:
         _check_sgd_size(args, subparser)
         return _run_sgd(args, subparser)
     if args.command == "amp":
+        from aimrepro.paper1.amp import CHANNEL_LINK
+
+        _resolve_dataset(args, subparser, link=CHANNEL_LINK[args.channel])
         _check_se_arguments(args, subparser)
         _check_amp_size(args, subparser)
         return _run_amp(args, subparser)
     if args.command == "gd":
+        _resolve_dataset(args, subparser, link="softmax")
         _check_rho(args, subparser)
         _check_gd_size(args, subparser)
         return _run_gd(args, subparser)
+    if args.command == "cost":
+        return _run_cost(args, subparser)
     return _run_provenance(args, subparser)
 
 
@@ -436,7 +569,9 @@ def _check_rho(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> 
 
 def _check_se_arguments(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
     _check_rho(args, subparser)
-    if args.channel in _T2_ONLY_CHANNELS and args.T != 2:
+    # GAMP-RIE has no T >= 3 hardmax channel in the CLI (its g_out is sampled, docs/paper1.md §3.6)
+    t2_only = _T2_ONLY_CHANNELS if args.command == "se" else _T2_ONLY_CHANNELS + _TABLED_CHANNELS
+    if args.channel in t2_only and args.T != 2:
         subparser.error(f"argument --T: must be 2 for channel {args.channel}, got {args.T}")
     if args.beta is not None and args.channel != "softmax":
         subparser.error(f"argument --beta: applies to the softmax channel only, "
@@ -449,6 +584,8 @@ def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     from aimrepro.paper1.channels import make_channel
     from aimrepro.paper1.state_evolution import se_curve
 
+    if args.channel in _TABLED_CHANNELS and args.T >= 3:
+        return _run_tabled_se(args, subparser)
     channel_params: dict[str, Any] = {"T": args.T}
     if args.channel == "softmax":
         channel_params["beta"] = 1.0 if args.beta is None else args.beta
@@ -472,6 +609,40 @@ def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     return 0
 
 
+def _run_tabled_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    """Hardmax with T >= 3: tabulate F_T (seeded), fit it, solve the SE at each alpha."""
+    from aimrepro.paper1 import hardmax_tokens as ht
+
+    seconds = ht.estimated_table_seconds(args.T, args.table_samples)
+    if seconds > args.max_table_seconds:
+        subparser.error(f"argument --T = {args.T}: the Fisher table needs ~{seconds:.3g} s CPU at "
+                        f"--table-samples {args.table_samples}, more than --max-table-seconds "
+                        f"{args.max_table_seconds:g}; lower --table-samples or raise the limit")
+    x = ht.table_grid()
+    print(f"aimrepro: tabulating F_{args.T} on {x.size} nodes, --table-samples "
+          f"{args.table_samples}, --table-seed {args.table_seed} (~{seconds:.2g} s CPU)",
+          file=sys.stderr)
+    try:
+        table = ht.fisher_table(args.T, x, ht.table_samples(x, args.table_samples), args.table_seed)
+        fit = ht.fit_fisher_table(table)
+        alphas = sorted(args.alpha)
+        for point in ht.se_curve(fit, alphas, args.rho):
+            _print_json({
+                "alpha": point.alpha,
+                "mmse": point.mmse,
+                "mmse_stderr": point.mmse_stderr,
+                "q": point.q,
+                "qhat": point.q_hat,
+                "converged": bool(point.converged),
+                "iterations": int(point.iterations),
+                "residual": point.residual,
+                "extrapolated": bool(point.extrapolated),
+            })
+    except ValueError as err:
+        subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
+    return 0
+
+
 def _check_sgd_arguments(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
     teacher_link = args.teacher_link or args.link
     if args.link == "hardmax":
@@ -489,6 +660,7 @@ def _check_sgd_arguments(args: argparse.Namespace, subparser: argparse.ArgumentP
 def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     import numpy as np
 
+    from aimrepro.backends import make_backend
     from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
 
     try:
@@ -496,9 +668,10 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
                            teacher_link=args.teacher_link, normalisation=args.normalisation)
         settings = SGDSettings(lr=args.lr, batch=args.batch, horizon=args.horizon,
                                weight_decay=args.weight_decay, n_records=args.records)
+        backend = make_backend(args.backend)
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
-    trajectory = SGDRun(spec, settings, args.seed).run()
+    trajectory = SGDRun(spec, settings, args.seed).run(backend=backend)
     for i in range(len(trajectory)):
         op = trajectory.at(i)
         record: dict[str, Any] = {name: trajectory.extra[name][i]
@@ -535,7 +708,8 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     try:
         spec = DatasetSpec(link=CHANNEL_LINK[args.channel], T=args.T, rho=args.rho, d=args.d,
                            alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.channel, max_iter=args.max_iter)
+        dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
+        run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=args.backend)
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
@@ -552,11 +726,13 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     from aimrepro.paper1.gd import GDSettings, run_on_dataset
     from aimrepro.paper1.state_evolution import solve_se
 
+    args.beta = 1.0 if args.beta is None else args.beta
     try:
         spec = DatasetSpec(link="softmax", T=args.T, rho=args.rho, d=args.d, alpha=args.alpha,
                            replicate=args.replicate, n_test=args.test_samples, beta=args.beta)
         settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
-        run = run_on_dataset(sample_dataset(spec, args.seed), args.inits, settings)
+        dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
+        run = run_on_dataset(dataset, args.inits, settings, threads=args.threads, backend=args.backend)
         se_mmse = solve_se(make_channel("softmax", T=args.T, beta=args.beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
@@ -594,6 +770,61 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
     print(f"{args.file}: {verdict}: {check.n_files} files, {check.n_code_files} code files"
           + (f", {len(check.problems)} problems" if check.problems else ""))
     return 1 if check.problems else 0
+
+
+def _workflow_root(start: Path) -> Path | None:
+    """The repository around ``start``: the first of it and its parents with workflow/lib."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / "workflow" / "lib" / "aimrepro_workflow" / "costs.py").is_file():
+            return candidate
+    return None
+
+
+def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    import yaml
+
+    from aimrepro.config import ConfigError, validate_config
+
+    if args.configfile is not None:
+        if not args.configfile.is_file():
+            subparser.error(f"argument --configfile: no such file: {args.configfile}")
+        root = _workflow_root(args.configfile.parent) or _workflow_root(Path.cwd())
+        config_path = args.configfile
+    else:
+        root = _workflow_root(Path.cwd())
+        config_path = root / "config.yaml" if root else None
+    if root is None:
+        subparser.error("cannot find the workflow (workflow/lib/aimrepro_workflow): run from the "
+                        "repository root or give --configfile inside the repository")
+    if not config_path.is_file():
+        subparser.error(f"argument --configfile: no config.yaml at {root}; give --configfile")
+    sys.path.insert(0, str(root / "workflow" / "lib"))
+    from aimrepro_workflow.checks import check_config
+    from aimrepro_workflow.costs import CostModel, format_table
+
+    try:
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        schema = yaml.safe_load((root / "workflow" / "schemas" / "config.schema.yaml")
+                                .read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        subparser.error(f"argument --configfile: cannot read {config_path}: "
+                        f"{' '.join(str(err).split())}")
+    if not isinstance(config, dict):
+        subparser.error(f"argument --configfile: {config_path} is not a mapping")
+    try:
+        validate_config(config, schema)
+        check_config(config)
+    except ConfigError as err:
+        subparser.error(f"argument --configfile: {err}")
+    scale = args.scale or config["scale"]
+    table = CostModel(config).table(scale)
+    table["config"] = str(config_path)
+    if args.json:
+        print(json.dumps(table, allow_nan=False))
+    else:
+        print(format_table(table))
+    return 0
 
 
 def _print_json(record: dict[str, Any]) -> None:

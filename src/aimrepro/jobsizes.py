@@ -137,14 +137,39 @@ def _paper1_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
                       or a * measurements <= size["alphaT_max"]]
             if not alphas:
                 continue
-            dataset = {"T": T, "d": size["d"], "rho": right["rho"], "alpha": max(alphas), "n_test": n_test}
             keys = {"T": f"paper1.figure2.right.gd.Ts[{i}]", "d": f"{s}.gd.d",
                     "rho": "paper1.figure2.right.rho", "alpha": "paper1.figure2.right.gd.alpha.hi",
                     "n_test": data_key}
+            dataset = {"T": T, "d": size["d"], "rho": right["rho"], "alpha": max(alphas), "n_test": n_test}
             jobs.append(PlannedJob("aim_dataset", R.dataset_job, dataset, keys))
-            jobs.append(PlannedJob(
-                "gd_run", R.gd_job, {**dataset, "inits": size["inits"], "steps": plan["optimizer"]["steps"]},
-                {**keys, "inits": f"{s}.gd.inits", "steps": "paper1.figure2.right.gd.optimizer.steps"}))
+            # every alpha: GD's working set is chunked over the students (gd.replica_chunk),
+            # so a smaller alpha can hold more students at once and need more memory
+            for alpha in alphas:
+                jobs.append(PlannedJob(
+                    "gd_run", R.gd_job, {**dataset, "alpha": alpha, "inits": size["inits"],
+                                         "steps": plan["optimizer"]["steps"]},
+                    {**keys, "inits": f"{s}.gd.inits", "steps": "paper1.figure2.right.gd.optimizer.steps"}))
+
+    # the claims' finite-size trends (paper1.trends, sizes in scales.*.trends): their largest d
+    trend_sizes = preset.get("trends", {})
+    for i, spec in enumerate(p1.get("trends", {}).get("amp", [])):
+        size = trend_sizes.get("amp", {}).get(spec["name"])
+        if size:
+            size_key = f"{s}.trends.amp.{spec['name']}"
+            jobs += dataset_and_amp(spec["channel"], spec["T"], f"paper1.trends.amp[{i}].T", spec["rho"],
+                                    f"paper1.trends.amp[{i}].rho", {"d": max(size["dims"])},
+                                    size_key, spec["alpha"], f"paper1.trends.amp[{i}].alpha")
+    spec, size = p1.get("trends", {}).get("gd"), trend_sizes.get("gd")
+    if spec and size and plan:
+        alpha = spec["alphaT"] / (spec["T"] * spec["T"] + spec["T"] - 2)
+        keys = {"T": "paper1.trends.gd.T", "d": f"{s}.trends.gd.dims", "rho": "paper1.figure2.right.rho",
+                "alpha": "paper1.trends.gd.alphaT", "n_test": data_key}
+        dataset = {"T": spec["T"], "d": max(size["dims"]), "rho": right["rho"], "alpha": alpha,
+                   "n_test": n_test}
+        jobs.append(PlannedJob("aim_dataset", R.dataset_job, dataset, keys))
+        jobs.append(PlannedJob(
+            "gd_run", R.gd_job, {**dataset, "inits": size["inits"], "steps": plan["optimizer"]["steps"]},
+            {**keys, "inits": f"{s}.trends.gd.inits", "steps": "paper1.figure2.right.gd.optimizer.steps"}))
     return jobs
 
 
@@ -303,8 +328,9 @@ def _untied_jobs(p2: Mapping, sizes: Mapping, s: str) -> list[PlannedJob]:
             flow_keys = {k: keys[k] for k in ("d", "rho", "records")}
             jobs.append(PlannedJob("untied_theory", R.untied_flow_job, {**flow, "method": method},
                                    {**flow_keys, "method": f"{s}.untied_flow.method"}))
-            jobs.append(PlannedJob("untied_theory", R.untied_flow_job, {**flow, "method": "RK45"},
-                                   flow_keys))
+            if figure == "figureS4" and d == max(dims):  # the slaved limit, from the largest d
+                jobs.append(PlannedJob("untied_theory", R.untied_flow_job, {**flow, "method": "RK45"},
+                                       flow_keys))
     jobs.append(PlannedJob("untied_fast_states", R.fast_states_job, {"n_grid": sizes["figureS5"]["n_grid"]},
                            {"n_grid": f"{s}.figureS5.n_grid"}))
     return jobs

@@ -47,8 +47,12 @@ def test_threshold_values_of_paper1_section4():
      ["--T", ">= 2"]),
     (["se", "--channel", "softmax", "--T", "two", "--rho", "1", "--alpha", "1"],
      ["--T", ">= 2"]),
-    (["se", "--channel", "hardmax", "--T", "3", "--rho", "1", "--alpha", "1"],
+    (["se", "--channel", "hardmax_paper", "--T", "3", "--rho", "1", "--alpha", "1"],
      ["--T", "must be 2"]),
+    (["se", "--channel", "hardmax", "--T", "5", "--rho", "1", "--alpha", "1"],
+     ["--T = 5", "--max-table-seconds 300", "--table-samples 50000"]),
+    (["se", "--channel", "hardmax", "--T", "3", "--rho", "1", "--alpha", "1",
+      "--table-samples", "10"], ["--table-samples", ">= 1000"]),
     (["se", "--channel", "softmax", "--T", "2", "--rho", "0", "--alpha", "1"],
      ["--rho", "> 0"]),
     (["se", "--channel", "softmax", "--T", "2", "--rho", "-1", "--alpha", "1"],
@@ -126,6 +130,22 @@ def test_se_softmax_does_not_depend_on_beta():
     beta1 = json_lines(run_cli(*base, module=True).stdout)
     beta5 = json_lines(run_cli(*base, "--beta", "5", module=True).stdout)
     assert beta1[0]["mmse"] == pytest.approx(beta5[0]["mmse"], rel=1e-12)
+
+
+def test_se_hardmax_three_tokens_tabulates_and_reports_the_error():
+    args = ["se", "--channel", "hardmax", "--T", "3", "--rho", "0.5", "--alpha", "0.3", "0.1",
+            "--table-samples", "2000", "--table-seed", "7"]
+    done = run_cli(*args, module=True)
+    assert done.returncode == 0, done.stderr
+    records = json_lines(done.stdout)
+    assert [r["alpha"] for r in records] == [0.1, 0.3]
+    for record in records:
+        assert record["converged"] is True and record["extrapolated"] is False
+        assert 0 < record["mmse_stderr"] < 0.05 * record["mmse"]
+    # T = 3 beats T = 2 at the same alpha (more labels per sequence), and the error falls with alpha
+    assert records[1]["mmse"] < records[0]["mmse"] < 0.7
+    assert "--table-samples 2000, --table-seed 7" in done.stderr
+    assert json_lines(run_cli(*args, module=True).stdout) == records  # the seed fixes every bit
 
 
 def test_se_hardmax_paper_point():

@@ -42,3 +42,23 @@ def test_bad_amp_arguments_exit_2_with_one_line(args, names):
     full = ["amp", *args] + [x for k, v in defaults.items() if k not in given for x in (k, v)]
     done = run_cli(*full, module=True)
     assert_usage_error(done, names)
+
+
+def test_amp_reruns_a_saved_dataset_bit_for_bit(tmp_path):
+    from aimrepro.paper1.data import DatasetSpec, sample_dataset, save_dataset
+
+    spec = DatasetSpec(link="softmax", T=2, rho=0.5, d=20, alpha=0.1234567, replicate=3, n_test=40, beta=1.0)
+    path = tmp_path / "alpha0.123457_seed3.npz"
+    save_dataset(path, sample_dataset(spec, 11))
+    from_file = run_cli("amp", "--channel", "softmax", "--dataset", str(path))
+    assert from_file.returncode == 0, from_file.stderr
+    sampled = run_cli("amp", "--channel", "softmax", "--T", "2", "--rho", "0.5", "--alpha", "0.1234567",
+                      "--d", "20", "--seed", "11", "--replicate", "3", "--test-samples", "40")
+    assert from_file.stdout == sampled.stdout  # the file's spec and seeds, exactly
+    # the file fixes the sampling options: giving one is refused, as is data of another link
+    assert_usage_error(run_cli("amp", "--channel", "softmax", "--dataset", str(path), "--alpha", "0.2"),
+                       ["--dataset", "--alpha"])
+    assert_usage_error(run_cli("amp", "--channel", "hardmax", "--dataset", str(path)), ["--dataset", "hardmax"])
+    assert_usage_error(run_cli("amp", "--channel", "softmax", "--dataset", str(tmp_path / "none.npz")),
+                       ["--dataset", "no such file"])
+    assert_usage_error(run_cli("amp", "--channel", "softmax", "--T", "2"), ["required", "--rho"])

@@ -40,3 +40,17 @@ def test_bad_gd_arguments_exit_2_with_one_line(changed, names):
     full = ["gd", *[x for item in (ARGS | changed).items() for x in item]]
     done = run_cli(*full, module=True)
     assert_usage_error(done, names)
+
+
+def test_gd_runs_on_a_saved_dataset_like_on_the_same_sample(tmp_path):
+    from aimrepro.paper1.data import DatasetSpec, sample_dataset, save_dataset
+
+    spec = DatasetSpec(link="softmax", T=2, rho=0.5, d=16, alpha=0.3, replicate=0, n_test=50, beta=1.0)
+    path = tmp_path / "alpha0.3_seed0.npz"
+    save_dataset(path, sample_dataset(spec, 5))
+    training = ["--inits", "3", "--steps", "200", "--lr", "0.1"]
+    from_file = run_cli("gd", "--dataset", str(path), *training)
+    assert from_file.returncode == 0, from_file.stderr
+    sampled = run_cli("gd", *[x for item in ARGS.items() for x in item], "--test-samples", "50")
+    assert from_file.stdout == sampled.stdout
+    assert_usage_error(run_cli("gd", "--dataset", str(path), "--d", "16", *training), ["--dataset", "--d"])

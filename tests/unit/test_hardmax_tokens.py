@@ -192,6 +192,29 @@ def test_se_iteration_from_several_starts_reaches_the_root():
         assert mmse == pytest.approx(target, rel=1e-7)
 
 
+def test_table_read_back_from_its_columns_gives_the_same_fit(tmp_path):
+    from aimrepro.records.tables import read_table, write_table
+
+    table = ht.fisher_table(3, ht.table_grid(8), 2_000, seed=4)
+    write_table(tmp_path / "table.csv", table.columns())
+    again = ht.FisherTable.from_columns(read_table(tmp_path / "table.csv"), T=3, seed=4)
+    first, second = ht.fit_fisher_table(table, 4), ht.fit_fisher_table(again, 4)
+    assert np.array_equal(first.coef, second.coef) and np.array_equal(first.cov, second.cov)
+    with pytest.raises(ValueError, match="missing \\['F_stderr'\\]"):
+        ht.FisherTable.from_columns({"x": [0.5], "F": [1.0], "n_samples": [3]}, T=3, seed=4)
+
+
+def test_curve_columns_hold_one_row_per_point_with_its_error():
+    fit = _exact_table_fit()
+    points = ht.se_curve(fit, [0.1, 0.3], 0.5)
+    columns = ht.curve_columns(points)
+    assert list(columns["alpha"]) == [0.1, 0.3]
+    assert np.array_equal(columns["mmse_stderr"], [p.mmse_stderr for p in points])
+    assert columns["converged"].dtype == bool and list(columns["n_fixed_points"]) == [-1, -1]
+    with pytest.raises(ValueError, match="points must hold"):
+        ht.curve_columns([])
+
+
 # ---------------------------------------------------------------------------
 # exact T = 3 references (Genz CDFs)
 
@@ -338,3 +361,11 @@ def test_bad_arguments_raise_value_errors_naming_them():
     with pytest.raises(ValueError, match="the Fisher table is for T=2"):
         ht.HardmaxTokens(T=3, fisher=_exact_table_fit())
     assert to_z_scale(np.eye(2)).shape == (3,)
+
+
+def test_estimated_table_cost_grows_with_samples_and_tokens():
+    costs = [ht.estimated_table_seconds(T, 50_000) for T in (2, 3, 4, 5)]
+    assert all(a < b for a, b in zip(costs, costs[1:]))
+    assert ht.estimated_table_seconds(3, 100_000) == pytest.approx(2 * costs[1], rel=1e-3)
+    # the default table holds ~140 n_reference samples; T = 3 costs 1.6 us each (measured)
+    assert costs[1] == pytest.approx(140 * 50_000 * 1.6e-6, rel=0.1)

@@ -30,11 +30,11 @@ def config() -> dict:
 
 def test_every_result_kind_is_one_spec():
     assert set(SPECS) == {
-        "SE_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
+        "SE_CURVE", "GEN_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
-        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FLOW_ENSEMBLE",
-        "TIED_VELOCITY", "RADIUS", "UNTIED_VELOCITY",
-        "UNTIED_TRUNCATION"}
+        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FISHER_TABLE",
+        "TOKENS_SE_CURVE", "TOKENS_AMP_RUN", "FLOW_ENSEMBLE", "TIED_VELOCITY", "RADIUS",
+        "UNTIED_VELOCITY", "UNTIED_TRUNCATION"}
 
 
 def test_the_paper2_theory_tables_have_readable_paths_that_parse_back():
@@ -131,11 +131,11 @@ def test_strided_indices_always_keep_the_last():
 
 def test_plan_of_the_quick_config(config):
     plan = Plan(config)
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper2_fig2", "paper2_figS1",
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2", "paper2_fig2", "paper2_figS1",
                               "paper2_figS2", "paper2_figS3", "paper2_fig1", "paper2_fig4",
                               "paper2_figS6", "paper2_fig3", "paper2_figS4", "paper2_figS5"]
     assert plan.claim_topics("quick") == ["paper1_theory", "paper1_amp", "paper1_gd",
-                                          "paper2_dynamics", "paper2_moments", "paper2_untied"]
+                                          "paper1_hardmax_tokens", "paper2_dynamics", "paper2_moments", "paper2_untied"]
     figure1 = config["paper1"]["figure1"]
     curves = plan.figure1_curves("quick")
     assert len(curves) == len(figure1["channels"]) * (
@@ -150,7 +150,47 @@ def test_plan_of_the_quick_config(config):
     assert all("_c0.5_" in run["path"] for run in plan.figure2_runs("quick"))
     assert all("_c1_" in run["path"] for run in plan.figure4_moment_runs("quick"))
     targets = plan.all_targets("quick")
-    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 12 + 1
+    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 14 + 1
+    # Figure S2 draws the generalisation curves and the AMP points of the same channel, T and rho
+    gen = plan.figureS2_gen_curves("quick")
+    assert [(c["channel"], c["T"]) for c in gen] == [("softmax", 2), ("softmax", 3), ("hardmax", 2)]
+    assert all(paths.GEN_CURVE.parse(c["path"])["rho"] == "0.5" for c in gen)
+    assert {(c["channel"], c["T"], c["rho"]) for c in plan.figureS2_amp_curves("quick")} == {
+        ("softmax", 2, 0.5), ("softmax", 3, 0.5), ("hardmax", 2, 0.5)}
+
+
+def test_trends_plan_their_runs_per_d_and_say_which_are_not_measured(config):
+    plan = Plan(config)
+    sizes = config["scales"]["quick"]["trends"]
+    trends = {t["name"]: t for t in plan.amp_trends("quick")}
+    assert set(trends) == {spec["name"] for spec in config["paper1"]["trends"]["amp"]}
+    for name, trend in trends.items():
+        if name not in sizes["amp"]:
+            assert trend["points"] == []  # its claims row says "not measured at this scale"
+            continue
+        assert [p["d"] for p in trend["points"]] == sizes["amp"][name]["dims"]
+        for point in trend["points"]:
+            assert len(point["runs"]) == sizes["amp"][name]["seeds"]
+            values = paths.AMP_RUN.parse(point["runs"][0])
+            assert values["d"] == str(point["d"]) and float(values["alpha"]) == trend["alpha"]
+    # a trend point on a figure's grid shares the figure's runs at the same d and seed
+    figure_runs = {run for curve in plan.amp_curves("quick") for per_alpha in curve["runs"]
+                   for run in per_alpha}
+    assert figure_runs & set(plan.trend_runs("quick", "amp"))
+    gd = plan.gd_trend("quick")
+    assert [p["d"] for p in gd["points"]] == sizes["gd"]["dims"]
+    assert all(paths.GD_RUN.parse(run)["inits"] == str(sizes["gd"]["inits"])
+               for point in gd["points"] for run in point["runs"])
+    assert len(plan.trend_runs("quick", "gd")) == len(sizes["gd"]["dims"]) * sizes["gd"]["seeds"]
+
+
+def test_min_width_leaves_out_the_rhos_below_the_extensive_rank_regime(config):
+    size = config["scales"]["quick"]["amp"]["hardmax"]
+    rhos = {c["rho"] for c in Plan(config).figure1_amp_curves("quick")}
+    assert rhos and all(rho * size["d"] >= size["min_width"] for rho in rhos)
+    wider = copy.deepcopy(config)
+    wider["scales"]["quick"]["amp"]["hardmax"]["min_width"] = 0
+    assert {c["rho"] for c in Plan(wider).figure1_amp_curves("quick")} > rhos
 
 
 def test_plan_of_the_paper_scale(config):
@@ -177,7 +217,7 @@ def test_plan_of_the_paper_scale(config):
             "lr0.01_B4096_wd0_tau1.5_n151_fast0x0_stopnone_seed2.csv") in [
         run["path"] for run in plan.figure3_untied_runs("paper")]
     targets = plan.all_targets("paper")
-    assert targets[-1] == "results/paper/claims.md" and len(targets) == 3 * 12 + 1
+    assert targets[-1] == "results/paper/claims.md" and len(targets) == 3 * 14 + 1
     assert all(target.startswith(("results/paper/", "figures/paper/")) for target in targets)
 
 
@@ -186,10 +226,10 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     del reduced["scales"]["quick"]["amp"], reduced["scales"]["quick"]["gd"]
     del reduced["paper2"]
     plan = Plan(reduced)
-    assert plan.claim_topics("quick") == ["paper1_theory"]
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2"]
+    assert plan.claim_topics("quick") == ["paper1_theory", "paper1_hardmax_tokens"]
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2"]
     assert set(plan.unmeasured_topics("quick")) == {
-        "paper1_amp", "paper1_gd", "paper2_dynamics", "paper2_moments", "paper2_untied"}
+        "paper1_amp", "paper1_gd", "paper1_hardmax_tokens_amp", "paper2_dynamics", "paper2_moments", "paper2_untied"}
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -205,6 +245,8 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
      "paper2.figureS4 is missing; allowed: a mapping (the untied figures need"),
     (lambda c: c["scales"]["paper"]["paper2"].pop("figure4"),
      "scales.paper.paper2.figure4 is missing"),
+    (lambda c: c["scales"]["quick"]["trends"]["amp"].update(nowhere={"dims": [50, 100], "seeds": 2}),
+     "scales.quick.trends.amp.nowhere; allowed: a name of paper1.trends.amp"),
 ])
 def test_cross_key_checks_name_the_key(config, edit, message):
     broken = copy.deepcopy(config)
@@ -263,3 +305,57 @@ def test_the_tiny_configs_are_checked_as_the_snakefile_checks_them(config, edit,
     if not message.endswith("allowed: "):
         assert str(caught.value) == "invalid config: " + message
 
+
+def test_hardmax_tokens_plan_ties_each_curve_to_its_table(config):
+    plan = Plan(config)
+    size = config["scales"]["quick"]["hardmax_tokens"]
+    tables = plan.fisher_tables("quick")
+    assert [t["T"] for t in tables] == size["Ts"]
+    assert tables[0]["path"] == (f"results/quick/fisher/hardmax_T{size['Ts'][0]}_x0.02_k17_"
+                                 f"nref{size['n_reference']}_deg6_seed{config['seed']}.csv")
+    curves = plan.tokens_curves("quick")
+    assert len(curves) == len(tables) * len(config["paper1"]["figure1"]["left"]["rhos"])
+    for curve in curves:
+        values = paths.TOKENS_SE_CURVE.parse(curve["path"])
+        # the rule finds the table from the curve's wildcards alone
+        assert plan.fisher_table("quick", int(values["T"]), int(values["nref"]),
+                                 int(values["seed"]))["path"] == curve["table"]
+        # never matched by the rule of the exact channels
+        with pytest.raises(ValueError):
+            paths.SE_CURVE.parse(curve["path"])
+    exact = plan.tokens_exact_curves("quick")
+    assert {c["path"] for c in exact} <= {c["path"] for c in plan.figure1_curves("quick")}
+
+
+def test_hardmax_tokens_sizes_are_required_at_every_scale(config):
+    broken = copy.deepcopy(config)
+    del broken["scales"]["paper"]["hardmax_tokens"]
+    with pytest.raises(ConfigError, match="scales.paper.hardmax_tokens is missing"):
+        check_config(broken)
+    del broken["paper1"]["hardmax_tokens"]
+    check_config(broken)  # without the section nothing is planned and no size is needed
+    assert "paper1_figS1" not in Plan(broken).figures()
+    assert "paper1_hardmax_tokens" in Plan(broken).unmeasured_topics("quick")
+    broken = copy.deepcopy(config)
+    broken["paper1"]["hardmax_tokens"]["table"]["degree"] = 17
+    with pytest.raises(ConfigError, match="table.degree = 17; allowed: an integer < table.nodes = 17"):
+        check_config(broken)
+
+
+def test_hardmax_tokens_amp_is_planned_where_sized(config):
+    plan = Plan(config)
+    assert plan.tokens_amp_runs("quick") == []
+    assert "paper1_hardmax_tokens_amp" in plan.unmeasured_topics("quick")
+    assert "paper1_hardmax_tokens_amp" not in plan.unmeasured_topics("paper")
+    assert "paper1_hardmax_tokens_amp" in plan.claim_topics("paper")
+    runs = plan.tokens_amp_runs("paper")
+    size = config["scales"]["paper"]["hardmax_tokens"]["amp"]
+    assert len(runs) == len(size["dims"]) * size["seeds"]
+    first = runs[0]
+    assert paths.TOKENS_AMP_RUN.parse(first["path"])["proposals"] == "256"
+    assert paths.DATASET.parse(first["data"])["link"] == "hardmax"
+    assert plan.tokens_amp_table("paper")["T"] == config["paper1"]["hardmax_tokens"]["amp"]["T"]
+    broken = copy.deepcopy(config)
+    broken["scales"]["paper"]["hardmax_tokens"]["Ts"] = [2, 4]
+    with pytest.raises(ConfigError, match="hardmax_tokens.amp.T = 3; allowed: one of scales.paper"):
+        check_config(broken)

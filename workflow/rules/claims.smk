@@ -18,8 +18,7 @@ rule claims_paper1_theory:
         paths.CLAIM_FRAGMENT.log(topic="paper1_theory"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("claims_paper1_theory"),
     script:
         "../scripts/claims_paper1_theory.py"
 
@@ -28,17 +27,18 @@ rule claims_paper1_amp:
     """Paper 1's AMP claims (AMP vs SE, softmax recovery, erratum B1) as measured rows."""
     input:
         summaries=lambda wildcards: column(PLAN.amp_curves(wildcards.scale), "path"),
+        trend_runs=lambda wildcards: PLAN.trend_runs(wildcards.scale, "amp"),
         code=script_code("claims_paper1_amp.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper1_amp"),
     params:
         curves=lambda wildcards: Plan.without_runs(PLAN.amp_curves(wildcards.scale)),
+        trends=lambda wildcards: PLAN.amp_trends(wildcards.scale),
     log:
         paths.CLAIM_FRAGMENT.log(topic="paper1_amp"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("claims_paper1_amp"),
     script:
         "../scripts/claims_paper1_amp.py"
 
@@ -47,19 +47,66 @@ rule claims_paper1_gd:
     """Paper 1's GD claims (averaged GD vs SE, single GD ~ 2 MMSE, zero-error onset) as measured rows."""
     input:
         summaries=lambda wildcards: column(PLAN.figure2_gd_curves(wildcards.scale), "path"),
+        trend_runs=lambda wildcards: PLAN.trend_runs(wildcards.scale, "gd"),
         code=script_code("claims_paper1_gd.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper1_gd"),
     params:
         curves=lambda wildcards: Plan.without_runs(PLAN.figure2_gd_curves(wildcards.scale)),
+        trend=lambda wildcards: PLAN.gd_trend(wildcards.scale),
     log:
         paths.CLAIM_FRAGMENT.log(topic="paper1_gd"),
+    threads: 1
+    resources:
+        **COSTS.resources("claims_paper1_gd"),
+    script:
+        "../scripts/claims_paper1_gd.py"
+
+
+rule claims_paper1_hardmax_tokens:
+    """Beyond paper 1: hardmax T >= 3 (T = 2 reproduction, unique fixed point, order in T) as measured rows."""
+    input:
+        curves=lambda wildcards: column(PLAN.tokens_curves(wildcards.scale), "path"),
+        exact=lambda wildcards: column(PLAN.tokens_exact_curves(wildcards.scale), "path"),
+        tables=lambda wildcards: column(PLAN.fisher_tables(wildcards.scale), "path"),
+        code=script_code("claims_paper1_hardmax_tokens.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_hardmax_tokens"),
+    params:
+        curves=lambda wildcards: PLAN.tokens_curves(wildcards.scale),
+        exact=lambda wildcards: PLAN.tokens_exact_curves(wildcards.scale),
+        tables=lambda wildcards: PLAN.fisher_tables(wildcards.scale),
+        rhos=config["paper1"]["figure1"]["left"]["rhos"],
+        uniqueness_alphas=config["paper1"].get("hardmax_tokens", {}).get("uniqueness_alphas"),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_hardmax_tokens"),
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
     script:
-        "../scripts/claims_paper1_gd.py"
+        "../scripts/claims_paper1_hardmax_tokens.py"
+
+
+rule claims_paper1_hardmax_tokens_amp:
+    """Beyond paper 1: GAMP-RIE with the sampled T >= 3 hardmax g_out against the tabulated SE, trend in d."""
+    input:
+        runs=lambda wildcards: column(PLAN.tokens_amp_runs(wildcards.scale), "path"),
+        table=lambda wildcards: PLAN.tokens_amp_table(wildcards.scale)["path"],
+        code=script_code("claims_paper1_hardmax_tokens_amp.py"),
+    output:
+        **paths.CLAIM_FRAGMENT.outputs(topic="paper1_hardmax_tokens_amp"),
+    params:
+        runs=lambda wildcards: PLAN.tokens_amp_runs(wildcards.scale),
+        table=lambda wildcards: PLAN.tokens_amp_table(wildcards.scale),
+    log:
+        paths.CLAIM_FRAGMENT.log(topic="paper1_hardmax_tokens_amp"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/claims_paper1_hardmax_tokens_amp.py"
 
 
 rule claims_paper2_dynamics:
@@ -93,8 +140,7 @@ rule claims_paper2_dynamics:
         paths.CLAIM_FRAGMENT.log(topic="paper2_dynamics"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("claims_paper2_dynamics"),
     script:
         "../scripts/claims_paper2_dynamics.py"
 
@@ -123,8 +169,7 @@ rule claims_paper2_moments:
         paths.CLAIM_FRAGMENT.log(topic="paper2_moments"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("claims_paper2_moments"),
     script:
         "../scripts/claims_paper2_moments.py"
 
@@ -160,8 +205,7 @@ rule claims_paper2_untied:
         paths.CLAIM_FRAGMENT.log(topic="paper2_untied"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("claims_paper2_untied"),
     script:
         "../scripts/claims_paper2_untied.py"
 
@@ -185,7 +229,6 @@ rule claims:
         "results/{scale}/logs/claims.log",
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        **COSTS.resources("claims"),
     script:
         "../scripts/claims.py"

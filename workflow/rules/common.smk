@@ -6,11 +6,20 @@
 import os
 from pathlib import Path
 
-from aimrepro_workflow import budgets, paths
+from aimrepro_workflow import paths
 from aimrepro_workflow.codeinputs import CodeLayout, import_closure
+from aimrepro_workflow.costs import CostModel
 from aimrepro_workflow.plans import Plan, column
 
 PLAN = Plan(config)
+#: threads, mem_mb and runtime of every rule, from the cost model (docs/benchmarks.md, "Cost model")
+COSTS = CostModel(config)
+
+#: Where GD, GAMP-RIE and SGD compute (config `backend`, aimrepro.backends): a rule param
+#: of the rules that use it, and one GPU for each of their jobs when it is torch,
+#: as the Slurm executor plugin's `gpu` resource (docs/slurm.md).
+BACKEND = dict(config["backend"])
+BACKEND_GPUS = 1 if BACKEND["name"] == "torch" else 0
 
 CODE_LAYOUT = CodeLayout(
     package_root=Path(workflow.basedir) / "src",

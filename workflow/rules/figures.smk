@@ -21,8 +21,7 @@ rule paper1_fig1:
         figure_log("paper1_fig1"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper1_fig1"),
     script:
         "../scripts/paper1_fig1.py"
 
@@ -44,10 +43,51 @@ rule paper1_fig2:
         figure_log("paper1_fig2"),
     threads: 1
     resources:
+        **COSTS.resources("paper1_fig2"),
+    script:
+        "../scripts/paper1_fig2.py"
+
+
+rule paper1_figS1:
+    """Beyond paper 1: Figure 1 left for hardmax attention with T = 2, 3, 4 tokens (docs/paper1.md §3.6)."""
+    input:
+        curves=lambda wildcards: column(PLAN.tokens_curves(wildcards.scale), "path"),
+        exact=lambda wildcards: column(PLAN.tokens_exact_curves(wildcards.scale), "path"),
+        code=script_code("paper1_figS1.py"),
+    output:
+        **figure_outputs("paper1_figS1", "Paper 1", "Figure S1"),
+    params:
+        curves=lambda wildcards: PLAN.tokens_curves(wildcards.scale),
+        exact=lambda wildcards: PLAN.tokens_exact_curves(wildcards.scale),
+    log:
+        figure_log("paper1_figS1"),
+    threads: 1
+    resources:
         mem_mb=2000,
         runtime=10,
     script:
-        "../scripts/paper1_fig2.py"
+        "../scripts/paper1_figS1.py"
+
+
+rule paper1_figS2:
+    """Paper 1, Figure S2 (beyond the paper): SE generalisation errors with AMP's held-out errors."""
+    input:
+        curves=lambda wildcards: column(PLAN.figureS2_gen_curves(wildcards.scale), "path"),
+        amp=lambda wildcards: column(PLAN.figureS2_amp_curves(wildcards.scale), "path"),
+        code=script_code("paper1_figS2.py"),
+    output:
+        **figure_outputs("paper1_figS2", "Paper 1", "Figure S2"),
+    params:
+        curves=lambda wildcards: PLAN.figureS2_gen_curves(wildcards.scale),
+        amp_curves=lambda wildcards: Plan.without_runs(PLAN.figureS2_amp_curves(wildcards.scale)),
+    log:
+        figure_log("paper1_figS2"),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/paper1_figS2.py"
 
 
 rule paper2_fig1:
@@ -67,8 +107,7 @@ rule paper2_fig1:
         figure_log("paper2_fig1"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig1"),
     script:
         "../scripts/paper2_fig1.py"
 
@@ -90,8 +129,7 @@ rule paper2_fig2:
         figure_log("paper2_fig2"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig2"),
     script:
         "../scripts/paper2_fig2.py"
 
@@ -113,8 +151,7 @@ rule paper2_fig3:
         figure_log("paper2_fig3"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig3"),
     script:
         "../scripts/paper2_fig3.py"
 
@@ -137,8 +174,7 @@ rule paper2_fig4:
         figure_log("paper2_fig4"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_fig4"),
     script:
         "../scripts/paper2_fig4.py"
 
@@ -156,8 +192,7 @@ rule paper2_figS1:
         figure_log("paper2_figS1"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS1"),
     script:
         "../scripts/paper2_figS1.py"
 
@@ -176,8 +211,7 @@ rule paper2_figS2:
         figure_log("paper2_figS2"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS2"),
     script:
         "../scripts/paper2_figS2.py"
 
@@ -200,8 +234,7 @@ rule paper2_figS3:
         figure_log("paper2_figS3"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS3"),
     script:
         "../scripts/paper2_figS3.py"
 
@@ -222,8 +255,7 @@ rule paper2_figS4:
         figure_log("paper2_figS4"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_figS4"),
     script:
         "../scripts/paper2_figS4.py"
 
@@ -244,8 +276,7 @@ rule paper2_figS5:
         figure_log("paper2_figS5"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper2_figS5"),
     script:
         "../scripts/paper2_figS5.py"
 
@@ -265,7 +296,6 @@ rule paper2_figS6:
         figure_log("paper2_figS6"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("paper2_figS6"),
     script:
         "../scripts/paper2_figS6.py"

@@ -11,11 +11,8 @@
 
 
 def dataset_of(wildcards):
-    """The dataset a run reads; both hardmax channels read the (correct) hardmax data."""
-    link = getattr(wildcards, "link", None) or (
-        "hardmax" if wildcards.channel.startswith("hardmax") else wildcards.channel)
-    return paths.DATASET.format(wildcards.scale, link=link, T=wildcards.T, rho=wildcards.rho,
-                                d=wildcards.d, alpha=wildcards.alpha, seed=wildcards.seed)
+    """The dataset a run reads (paths.dataset_of: both hardmax channels read the hardmax data)."""
+    return paths.dataset_of(dict(wildcards.items()))
 
 
 # One dataset rule per scale: whether datasets are temporary is a property of
@@ -40,8 +37,7 @@ for _scale in paths.SCALES:
             test_samples=config["scales"][_scale]["data"]["test_samples"],
         threads: 1
         resources:
-            mem_mb=budgets.dataset_mem_mb,
-            runtime=5,
+            **COSTS.resources(f"aim_dataset_{_scale}"),
         script:
             "../scripts/aim_dataset.py"
 
@@ -59,10 +55,11 @@ rule amp_run:
         **paths.AMP_RUN.constraints(),
     params:
         solver=config["paper1"]["amp_solver"],
+        backend=BACKEND,
     threads: 1
     resources:
-        mem_mb=budgets.amp_mem_mb,
-        runtime=budgets.amp_runtime(config["paper1"]["amp_solver"]),
+        **COSTS.resources("amp_run"),
+        gpu=BACKEND_GPUS,
     script:
         "../scripts/amp_run.py"
 
@@ -89,8 +86,7 @@ rule amp_summary:
         curve=lambda wildcards: Plan.without_runs([amp_curve_of(wildcards)])[0],
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("amp_summary"),
     script:
         "../scripts/amp_summary.py"
 
@@ -111,10 +107,12 @@ rule gd_run:
         **paths.GD_RUN.constraints(),
     params:
         optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
-    threads: budgets.gd_threads(PLAN.gd_size)
+        block=lambda wildcards: (PLAN.gd_size(wildcards.scale) or {}).get("block"),
+        backend=BACKEND,
+    threads: COSTS.threads("gd_run")
     resources:
-        mem_mb=budgets.gd_mem_mb,
-        runtime=budgets.gd_runtime(_GD_PLAN["optimizer"]["steps"] if _GD_PLAN else 0),
+        **COSTS.resources("gd_run"),
+        gpu=BACKEND_GPUS,
     script:
         "../scripts/gd_run.py"
 
@@ -141,7 +139,28 @@ rule gd_summary:
         curve=lambda wildcards: Plan.without_runs([gd_curve_of(wildcards)])[0],
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("gd_summary"),
     script:
         "../scripts/gd_summary.py"
+
+
+rule tokens_amp_run:
+    """GAMP-RIE with the sampled hardmax g_out of T >= 3 tokens on one dataset (docs/paper1.md §3.6)."""
+    input:
+        data=lambda wildcards: paths.DATASET.format(
+            wildcards.scale, link="hardmax", T=wildcards.T, rho=wildcards.rho, d=wildcards.d,
+            alpha=wildcards.alpha, seed=wildcards.seed),
+        code=script_code("tokens_amp_run.py"),
+    output:
+        **paths.TOKENS_AMP_RUN.outputs(),
+    log:
+        paths.TOKENS_AMP_RUN.log(),
+    wildcard_constraints:
+        **paths.TOKENS_AMP_RUN.constraints(),
+    params:
+        solver=config["paper1"]["amp_solver"],
+    threads: 1
+    resources:
+        **COSTS.resources("tokens_amp_run"),
+    script:
+        "../scripts/tokens_amp_run.py"

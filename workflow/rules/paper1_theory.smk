@@ -23,7 +23,69 @@ rule se_curve:
         beta=1.0,
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=budgets.se_runtime,
+        **COSTS.resources("se_curve"),
     script:
         "../scripts/se_curve.py"
+
+
+# Beyond the paper: hardmax attention with T >= 3 tokens (docs/paper1.md §3.6).
+# One Fisher table F_T(m) per T (a seeded Monte-Carlo estimate, e.g.
+#   results/quick/fisher/hardmax_T3_x0.02_k17_nref50000_deg6_seed20250602.csv)
+# serves every (rho, alpha): each SE curve is a root search through its fit.
+
+
+rule fisher_table:
+    """Fisher table F_T(m) of hardmax attention with T tokens, its fit in the sidecar."""
+    input:
+        code=script_code("fisher_table.py"),
+    output:
+        **paths.FISHER_TABLE.outputs(),
+    log:
+        paths.FISHER_TABLE.log(),
+    wildcard_constraints:
+        **paths.FISHER_TABLE.constraints(),
+    params:
+        first_block=config["paper1"].get("hardmax_tokens", {}).get("table", {}).get("first_block", 2),
+    threads: 1
+    resources:
+        **COSTS.resources("fisher_table"),
+    script:
+        "../scripts/fisher_table.py"
+
+
+rule tokens_se_curve:
+    """SE curve (MMSE with its standard error) of hardmax attention with T tokens through its Fisher table."""
+    input:
+        table=lambda wildcards: PLAN.fisher_table(wildcards.scale, int(wildcards.T),
+                                                  int(wildcards.nref), int(wildcards.seed))["path"],
+        code=script_code("tokens_se_curve.py"),
+    output:
+        **paths.TOKENS_SE_CURVE.outputs(),
+    log:
+        paths.TOKENS_SE_CURVE.log(),
+    wildcard_constraints:
+        **paths.TOKENS_SE_CURVE.constraints(),
+    params:
+        degree=config["paper1"].get("hardmax_tokens", {}).get("table", {}).get("degree"),
+    threads: 1
+    resources:
+        **COSTS.resources("tokens_se_curve"),
+    script:
+        "../scripts/tokens_se_curve.py"
+
+
+rule se_generalisation:
+    """Bayes-optimal and plug-in generalisation errors of one channel, T and rho along one grid."""
+    input:
+        code=script_code("se_generalisation.py"),
+    output:
+        **paths.GEN_CURVE.outputs(),
+    log:
+        paths.GEN_CURVE.log(),
+    wildcard_constraints:
+        **paths.GEN_CURVE.constraints(),
+    threads: 1
+    resources:
+        **COSTS.resources("se_generalisation"),
+    script:
+        "../scripts/se_generalisation.py"

@@ -19,10 +19,12 @@ rule sgd_run:
         paths.SGD_RUN.log(),
     wildcard_constraints:
         **paths.SGD_RUN.constraints(),
+    params:
+        backend=BACKEND,
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=budgets.sgd_runtime,
+        **COSTS.resources("sgd_run"),
+        gpu=BACKEND_GPUS,
     script:
         "../scripts/sgd_run.py"
 
@@ -39,8 +41,7 @@ rule reference_flow:
         **paths.REFERENCE_FLOW.constraints(),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **COSTS.resources("reference_flow"),
     script:
         "../scripts/reference_flow.py"
 
@@ -57,8 +58,7 @@ rule theorem1:
         **paths.THEOREM1.constraints(),
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=budgets.theorem1_runtime,
+        **COSTS.resources("theorem1"),
     script:
         "../scripts/theorem1.py"
 
@@ -75,8 +75,7 @@ rule landscape:
         **paths.LANDSCAPE.constraints(),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("landscape"),
     script:
         "../scripts/landscape.py"
 

@@ -17,8 +17,7 @@ rule moment_truncations:
         **paths.TRUNCATIONS.constraints(),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **COSTS.resources("moment_truncations"),
     script:
         "../scripts/moment_truncations.py"
 
@@ -35,8 +34,7 @@ rule riccati_flow:
         **paths.RICCATI.constraints(),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("riccati_flow"),
     script:
         "../scripts/riccati_flow.py"
 
@@ -53,8 +51,7 @@ rule truncation_error:
         **paths.TRUNCATION_ERROR.constraints(),
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=budgets.truncation_error_runtime,
+        **COSTS.resources("truncation_error"),
     script:
         "../scripts/truncation_error.py"
 

@@ -18,10 +18,12 @@ rule untied_sgd_run:
         paths.UNTIED_SGD.log(),
     wildcard_constraints:
         **paths.UNTIED_SGD.constraints(),
-    threads: budgets.untied_threads
+    params:
+        backend=BACKEND,
+    threads: COSTS.threads("untied_sgd_run")
     resources:
-        mem_mb=budgets.untied_mem_mb,
-        runtime=budgets.untied_runtime,
+        **COSTS.resources("untied_sgd_run"),
+        gpu=BACKEND_GPUS,
     script:
         "../scripts/untied_sgd_run.py"
 
@@ -38,8 +40,7 @@ rule untied_theory:
         **paths.UNTIED_THEORY.constraints(),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=budgets.untied_theory_runtime,
+        **COSTS.resources("untied_theory"),
     script:
         "../scripts/untied_theory.py"
 
@@ -56,8 +57,7 @@ rule untied_fast_states:
         **paths.FAST_STATES.constraints(),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("untied_fast_states"),
     script:
         "../scripts/untied_fast_states.py"
 

@@ -5,6 +5,7 @@ The science is ``aimrepro.paper1.amp.run_on_dataset``; every tenth iteration is 
 
 from _job import run_job
 
+from aimrepro.backends import make_backend
 from aimrepro.paper1.amp import run_on_dataset, save_run
 from aimrepro.paper1.data import load_dataset, parse_link_token
 
@@ -21,10 +22,10 @@ def main(smk) -> None:
                              state.iteration, state.change, state.se.C_hat, state.se.q_hat)
 
         run = run_on_dataset(dataset, channel, damping=solver["damping"], tol=solver["tol"],
-                             max_iter=solver["max_iter"], callback=progress)
+                             max_iter=solver["max_iter"], callback=progress, backend=smk.params.backend)
         save_run(smk.output.run, run)
         diagnostics = {**run.result.diagnostics(), "generalisation_error": run.generalisation_error,
-                       "n": dataset.spec.n}
+                       "n": dataset.spec.n, "backend": make_backend(smk.params.backend).describe()}
         job.log.info("%s", diagnostics)
         job.write_sidecar(smk.output.run, seed=dataset.base_seed, diagnostics=diagnostics,
                           extra_params={"solver_settings": run.result.settings})

@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 from _job import run_job
 
+from aimrepro.backends import blas_threads, make_backend
 from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
 from aimrepro.records.tables import write_table
 
@@ -22,7 +23,8 @@ def main(smk) -> None:
                                weight_decay=float(wc.wd), n_records=int(wc.records),
                                stop_overlap=None if wc.stop == "none" else float(wc.stop))
         cpu_start = time.process_time()
-        trajectory = SGDRun(spec, settings, int(wc.seed)).run(progress_every=10)
+        trajectory = SGDRun(spec, settings, int(wc.seed)).run(progress_every=10,
+                                                              backend=smk.params.backend)
         cpu_seconds = time.process_time() - cpu_start
         write_table(smk.output.table, trajectory.columns())
         threshold = smk.config["paper2"]["threshold"]
@@ -32,6 +34,9 @@ def main(smk) -> None:
             "weak_recovery_time": trajectory.weak_recovery_time(threshold),
             "threshold": threshold,
             "cpu_seconds": cpu_seconds,
+            # SGD's GEMMs use the job's BLAS threads: its last digits may depend on them (README)
+            "blas_threads": blas_threads(),
+            "backend": make_backend(smk.params.backend).describe(),
         }
         job.log.info("diagnostics %s", diagnostics)
         job.write_sidecar(smk.output.table, diagnostics=diagnostics, seed=int(wc.seed),

@@ -16,19 +16,25 @@ and A∞ = (K · averaged − single)/(K − 1) is estimated without bias from t
 two measured errors.  A∞ is the error of GD averaged over infinitely many
 initialisations: the quantity the paper's "averaging approaches the
 Bayes-optimal curve" is about, and one that does not depend on K (quick
-scale: K = 8, paper: 32).  From the published numbers (§8.6, d = 200,
-K = 32), A∞ − MMSE = 0.044, 0.045, 0.045 at ᾱ_T = 0.20, 0.41, 0.59 (T = 2).
+scale: K = 8, paper: 32).  Were each student a posterior sample, the
+Nishimori identity would give single = 2 MMSE and A∞ = MMSE, so the mean of
+K students would sit MMSE/K above the SE curve (``docs/paper1.md`` §6).
 
-The tolerances are fixed from the published numbers, not from this
-pipeline's results:
+The rows compare GD with our own theory (the softmax SE); no published
+number enters them.  Tolerances:
 
-* A∞ within [−2 std, +0.1] of the SE curve (twice the published excess) for
-  ᾱ_T >= 0.04; below, the paper's own averaged GD sits 0.23 above SE
-  (ᾱ_T = 0.005) and few sequences make GD erratic (n = 5 at the quick d);
-* single GD / MMSE is 1.5–2.2 for ᾱ_T <= 0.25 in the published data: the
-  claim "≈ 2 × MMSE at small α" is tested as every ratio within 2 ± 0.5 for
-  0.04 <= ᾱ_T <= 0.25 (the points below are listed in the note);
-* both errors fall below 1e−3 from ᾱ_T = 1.004 (T = 2) … 1.184 (T = 5, 6) on.
+* grid row (a description at the figure's one d, ``informational``: the
+  trend row is the verdict; ``FAIL`` only for a point below the SE beyond
+  the spread, which no algorithm can reach): A∞ within [−2 std, +0.1] of the SE curve for ᾱ_T >= 0.04, a
+  tenth of the error scale Q0 − ρ = 1 (below ᾱ_T = 0.04, n = ᾱ_T d²/(T²+T−2)
+  is a handful of sequences at the quick d and GD is erratic);
+* single GD ≈ 2 × MMSE at small α (the Nishimori value): every ratio within
+  2 ± 0.5 for 0.04 <= ᾱ_T <= 0.25 (the points below are listed in the note);
+* both errors fall below 1e−3 "somewhat beyond the SE threshold": the onset
+  bracket lies in [ᾱ_T,PR, 2 ᾱ_T,PR] for every T (never below the threshold,
+  where the Bayes-optimal error itself is positive);
+* trend row (``paper1.trends.gd``): the mean of K students against the SE at
+  several d, judged on the excess's 1/d trend (:mod:`aimrepro.claims.trends`).
 """
 
 from __future__ import annotations
@@ -39,7 +45,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.claims.table import ClaimRow, claim_row
+from aimrepro.claims.table import FAIL, INFORMATIONAL, OVERSTATED, PASS, ClaimRow, claim_row
+from aimrepro.claims.trends import fit_finite_size, mean_and_sem
+from aimrepro.paper1 import state_evolution as se
+from aimrepro.paper1.channels import make_channel
 from aimrepro.paper1.thresholds import alpha_perfect_recovery, n_softmax_measurements
 
 #: Points with ᾱ_T below this are left out of the averaged and single rows (see the module notes).
@@ -56,8 +65,14 @@ SINGLE_RATIO_TOLERANCE = 0.5
 
 #: GD's error counts as zero below this (as for AMP beyond α_PR).
 ZERO_ERROR = 1e-3
-#: ᾱ_T from which the published GD errors are below ZERO_ERROR (§8.6: 1.004 for T = 2 … 1.184 for T = 5, 6).
-PUBLISHED_ONSET = (1.0, 1.2)
+#: "Somewhat beyond the SE threshold": the zero-error onset within this factor of ᾱ_T,PR.
+ONSET_FACTOR = 2.0
+#: Trend row: the mean of K students counts as on the curve when its d -> infinity excess over
+#: (1 + 1/K) SE (a posterior sampler's K-mean, module notes) is below this (+ 2 s.e.).
+TREND_FLOOR = 0.005
+#: The extrapolation must be this precise to judge: 2 % of the error scale Q0 − ρ = 1, fine enough to
+#: tell a vanishing excess from one of a few hundredths; a less precise one is "not decisive".
+TREND_DECISIVE_SE = 0.02
 
 
 def infinite_average(single: float, averaged: float, K: int) -> float:
@@ -104,12 +119,15 @@ def _averaged_row(curves, tables):
     note = (f"{inside} of {inside + outside} points in [SE - {SPREAD_FACTOR:g} std, SE + {AVERAGED_BAND:g}] "
             f"({_describe(curve)}); largest excess at T={curve['T']}, alpha_T={aT:.3g}: single {single:.4f}, "
             f"mean of K={curve['inits']} {mean:.4f} ± {std:.4f}, K -> infinity {limit:.4f}, SE {se:.4f}; "
-            f"largest raw excess of the K-student mean {raw_worst:.4f}; published (d=200, K=32): 0.045")
+            f"largest raw excess of the K-student mean {raw_worst:.4f}")
     if below:
         note += f"; {below} points below SE beyond the spread"
+    if not below:
+        note += ("; one small d (few sequences, few draws) is not judged here: the trend row "
+                 "p1-gd-trend-averaged is the verdict")
     return _row(id="p1-gd-averaged-se", section="§6, §8.6", claim=claim, expected=0.0, measured=excess,
-                tolerance=f"every point: excess <= {AVERAGED_BAND:g}, not below SE", passed=outside == 0,
-                note=note)
+                tolerance=f"every point: excess <= {AVERAGED_BAND:g}, not below SE",
+                verdict=FAIL if below else INFORMATIONAL, note=note)
 
 
 def _single_row(curves, tables):
@@ -136,7 +154,7 @@ def _single_row(curves, tables):
                 passed=ok,
                 note=(f"single GD / SE over {ratios.size} points ({_describe(curves[0])}): mean "
                       f"{np.mean(ratios):.3f}, min {ratios[lo]:.3f} ({where[lo]}), max {ratios[hi]:.3f} "
-                      f"({where[hi]}); published 1.5-2.2"
+                      f"({where[hi]})"
                       + (f"; left out (alpha_T < {SMALL_ALPHA_T_MIN:g}): {', '.join(left_out)}" if left_out else "")))
 
 
@@ -152,8 +170,7 @@ def _onset(table):
 
 
 def _onset_row(curves, tables):
-    lo_pub, hi_pub = PUBLISHED_ONSET
-    described, ok, firsts = [], True, []
+    described, ok, firsts, ratios = [], True, [], []
     for curve, table in zip(curves, tables):
         last_bad, first_zero = _onset(table)
         threshold = alpha_perfect_recovery(curve["rho"], curve["T"]) * n_softmax_measurements(curve["T"])
@@ -162,28 +179,94 @@ def _onset_row(curves, tables):
             ok = False
             described.append(f"T={curve['T']}: never below {ZERO_ERROR:g} (largest alpha_T {last_bad:.3g})")
             continue
-        # the onset lies in (last_bad, first_zero]: at the grid's resolution, it must meet the published window
-        ok &= last_bad < hi_pub and first_zero >= lo_pub
+        # the onset lies in (last_bad, first_zero]: at the grid's resolution it must meet the window
+        ok &= last_bad < ONSET_FACTOR * threshold and first_zero >= threshold
+        ratios.append(first_zero / threshold)
         described.append(f"T={curve['T']}: ({last_bad:.3g}, {first_zero:.3g}]")
-    claim = (f"GD (single and averaged) reaches error < {ZERO_ERROR:g} from alpha_T ~ {lo_pub:g}-{hi_pub:g} on, "
-             f"beyond the SE threshold alpha_T,PR = {threshold:.3g}")
+    claim = (f"GD (single and averaged) reaches error < {ZERO_ERROR:g} somewhat beyond the SE threshold "
+             f"alpha_T,PR = {threshold:.3g}")
     measured = float(np.nanmax(firsts)) if np.isfinite(firsts).any() else "never"
     return _row(id="p1-gd-zero-error-onset", section="§6, §8.6", claim=claim,
-                expected=f"{lo_pub:g}-{hi_pub:g}", measured=measured,
-                tolerance="onset bracket (last alpha_T with error >= 1e-3, first without] meets the window, every T",
+                expected=f"{threshold:.3g}-{ONSET_FACTOR * threshold:.3g}", measured=measured,
+                tolerance=(f"onset bracket (last alpha_T with error >= {ZERO_ERROR:g}, first without] meets "
+                           f"[alpha_T,PR, {ONSET_FACTOR:g} alpha_T,PR], every T"),
                 passed=ok,
                 note=(f"onset brackets {'; '.join(described)} ({_describe(curves[0])}); measured = the largest "
-                      f"first zero-error alpha_T; published 1.004 (T=2) to 1.184 (T=5, 6)"))
+                      f"first zero-error alpha_T"
+                      + (f"; first zero-error alpha_T / alpha_T,PR from {min(ratios):.3g} to {max(ratios):.3g}"
+                         if ratios else "")))
 
 
-def paper1_gd_claims(curves: Sequence[Mapping], tables: Sequence[Mapping]) -> list[ClaimRow]:
+def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]]) -> ClaimRow:
+    """The mean of K students against the SE over several d (module notes, "trend row")."""
+    where = f"T={trend['T']}, rho={trend['rho']:g}, alpha_T={trend['alphaT']:.3g}"
+    se_value = se.solve_se(make_channel("softmax", T=trend["T"], beta=trend["beta"]), trend["alpha"],
+                           trend["rho"]).mmse
+    claim = (f"averaging GD over initialisations approaches the Bayes-optimal curve as d grows ({where}, "
+             f"SE {se_value:.4f})")
+    if not trend["points"]:
+        return _row(id="p1-gd-trend-averaged", section="§6, §8.6", claim=claim, expected=0.0,
+                    measured="not measured at this scale", tolerance="trend", verdict=INFORMATIONAL,
+                    note="no sizes in scales.<scale>.trends.gd at this scale")
+    K = trend["points"][0]["inits"]
+    target = (1.0 + 1.0 / K) * se_value
+    tolerance = TREND_FLOOR
+    d, means, sems, counts, limits, singles = [], [], [], [], [], []
+    for point, point_runs in zip(trend["points"], runs):
+        clean = [r for r in point_runs if r["n_diverged"] == 0]
+        mean, sem, n = mean_and_sem([r["averaged_error"] - target for r in clean])
+        if n >= 2 and sem > 0:
+            d.append(point["d"]); means.append(mean); sems.append(sem); counts.append(n)
+        a_inf = [infinite_average(float(np.mean(r["single_errors"])), r["averaged_error"], K) - se_value
+                 for r in clean]
+        limits.append((point["d"], *mean_and_sem(a_inf)[:2]))
+        singles.append((point["d"], mean_and_sem([float(np.mean(r["single_errors"])) - se_value
+                                                   for r in clean])[0]))
+    row = functools.partial(
+        _row, id="p1-gd-trend-averaged", section="§6, §8.6", claim=claim, expected=0.0,
+        tolerance=(f"d -> infinity excess of the mean of K={K} over (1 + 1/K) SE <= {tolerance:g} (+ 2 s.e.), "
+                   f"1/d form consistent, s.e.(e_inf) <= {TREND_DECISIVE_SE:g}"))
+    if len(d) < 2:
+        return row(measured="too few sizes", verdict=FAIL, note="fewer than two sizes with >= 2 clean draws")
+    fit = fit_finite_size(d, means, sems, counts)
+    support = "; ".join(f"d = {dd}: {m:+.3f} ± {s:.2g}" for dd, m, s in limits)
+    single_text = "; ".join(f"d = {dd}: {m:+.3f}" for dd, m in singles)
+    raw = "; ".join(f"d = {dd}: {m + target - se_value:+.3f}" for dd, m in zip(d, means))
+    single_excess = dict(singles)
+    gap_closed = all(m + target - se_value < 0.5 * single_excess[dd] for dd, m in zip(d, means))
+    if fit.limit_se > TREND_DECISIVE_SE:
+        verdict, judged = INFORMATIONAL, (f"not decisive: s.e.(e_inf) = {fit.limit_se:.2g} > "
+                                          f"{TREND_DECISIVE_SE:g}, more draws or a wider range of d needed")
+    elif fit.consistent and fit.within(tolerance):
+        verdict, judged = PASS, "the excess extrapolates to a posterior sampler's"
+    elif gap_closed and fit.limit > 0:
+        verdict, judged = OVERSTATED, (f"holds as 'averaging brings GD close to the curve': the mean of K "
+                                       f"closes more than half of single GD's gap at every d, but its excess "
+                                       f"does not vanish with d (e_inf = {fit.limit:.3g} ± {fit.limit_se:.2g})")
+    else:
+        verdict, judged = FAIL, "averaged GD does not approach the SE curve"
+    return row(measured=fit.limit, verdict=verdict,
+               note=(f"mean of K={K} students minus (1 + 1/K) SE = {target:.4f}, mean ± error of the mean over "
+                     f"draws: {fit.per_d_text()}; {fit.fit_text()}; {judged}; raw excess over SE {raw}; "
+                     f"A∞ - SE (K -> infinity) {support}; single GD - SE {single_text}"))
+
+
+def paper1_gd_claims(curves: Sequence[Mapping], tables: Sequence[Mapping], *, trend: Mapping | None = None,
+                     trend_runs: Sequence[Sequence[Mapping]] | None = None) -> list[ClaimRow]:
     """All GD rows.
 
     Parameters
     ----------
     curves : the planned GD curves (T, rho, d, inits, seeds, alphas, ...), as the workflow plans them
     tables : their summary tables (``gd.summary_table`` columns), same order
+    trend : the planned trend point (``Plan.gd_trend``: T, rho, beta, alpha, alphaT, points), or None
+    trend_runs : per planned d, the run summaries (``gd.load_run_summary``)
     """
     if not curves:
         return []
-    return [_averaged_row(curves, tables), _single_row(curves, tables), _onset_row(curves, tables)]
+    rows = [_averaged_row(curves, tables), _single_row(curves, tables), _onset_row(curves, tables)]
+    if trend is not None:
+        if trend_runs is None or len(trend_runs) != len(trend["points"]):
+            raise ValueError("trend_runs must hold one list of run summaries per planned d of the trend")
+        rows.append(_trend_row(trend, trend_runs))
+    return rows

@@ -119,7 +119,8 @@ def amp_marker_series(table: Mapping[str, np.ndarray], *, x_scale: float = 1.0, 
                       label: str | None = None) -> list[MarkerSeries]:
     """Markers of one AMP summary table (``aimrepro.paper1.amp.summary_table``).
 
-    Filled: mean ± std over the converged runs at each α.  Hollow, no error
+    Filled: mean ± std over the usable runs at each α (converged or stationary,
+    ``amp.USABLE_STATUSES``).  Hollow, no error
     bar: the mean final error of the runs that stopped at the iteration cap,
     where there are any.  Diverged runs have no error to draw; they are
     counted by :func:`unconverged_runs`.  ``x_scale`` multiplies α (e.g.
@@ -182,8 +183,9 @@ def gd_key_handles(Ts: Sequence[int]) -> tuple[list, list[str]]:
 
 
 def unconverged_runs(table: Mapping[str, np.ndarray]) -> int:
-    """Runs of a summary table that did not converge (iteration cap or divergence)."""
-    return int(np.sum(np.asarray(table["n_runs"]) - np.asarray(table["n_converged"])))
+    """Runs of a summary table that are not usable: neither converged nor stationary (cap or divergence)."""
+    stationary = np.asarray(table["n_stationary"]) if "n_stationary" in table else 0
+    return int(np.sum(np.asarray(table["n_runs"]) - np.asarray(table["n_converged"]) - stationary))
 
 
 def se_curve_from_table(columns: Mapping[str, np.ndarray], *, channel: str, rho: float,
@@ -255,12 +257,13 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
     Parameters
     ----------
     left : sequence of SECurve
-        Error vs α = n/d² (log-log, α ∈ [0.03, 10], error ∈ [0.03, 1.1]).
+        Error vs α = n/d² (log-log, α ∈ [0.03, 10], error ∈ [1e-3, 1.1]: below the paper's 0.03,
+        so that the corrected curves show); markers outside it are triangles on its edge.
     right : sequence of SECurve
         Error vs ᾱ = α/ρ (log x ∈ [0.1, 20]), including ρ → 0 curves (black).
     thresholds : mapping of channel name to float, optional
         Weak-recovery thresholds ᾱ_c of the ρ → 0 limit, drawn as thin grey
-        vertical lines in the channel's line style.
+        vertical lines in the channel's line style, each with its legend entry.
     left_markers : sequence of MarkerSeries
         Simulation points for the left panel (AMP), coloured per ρ.
     marker_legend : mapping of legend label to marker symbol, optional
@@ -285,8 +288,10 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
             ax_right.axvline(value, color=_THRESHOLD_COLOUR, linewidth=0.6,
                              linestyle=CHANNEL_LINESTYLES.get(channel, "-"), zorder=0)
 
-        ax_left.set(xscale="log", yscale="log", xlim=(0.03, 10), ylim=(0.03, 1.1),
+        ax_left.set(xscale="log", yscale="log", xlim=_FIGURE1_LEFT_XLIM, ylim=_FIGURE1_LEFT_YLIM,
                     xlabel=r"$\alpha = n/d^2$", ylabel=_ERROR_LABEL)
+        n_off_scale = _mark_off_scale(ax_left, left_markers, _FIGURE1_LEFT_YLIM, _FIGURE1_LEFT_XLIM,
+                                      colours=colours)
         ax_right.set(xscale="log", xlim=(0.1, 20), ylim=(0, 1.05),
                      xlabel=r"$\bar\alpha = \alpha/\rho = n/(dr)$", ylabel=_ERROR_LABEL)
 
@@ -297,38 +302,47 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
         for channel in dict.fromkeys(c.channel for c in (*left, *right)):
             handles.append(Line2D([], [], color="0.3", label=CHANNEL_LABELS.get(channel, channel),
                                   linestyle=CHANNEL_LINESTYLES.get(channel, "-")))
-        if thresholds:
-            handles.append(Line2D([], [], color=_THRESHOLD_COLOUR, linewidth=0.6,
-                                  label=r"$\bar\alpha_c$ ($\rho \to 0$)"))
+        for channel, value in thresholds.items():
+            handles.append(Line2D([], [], color=_THRESHOLD_COLOUR, linewidth=0.8,
+                                  linestyle=CHANNEL_LINESTYLES.get(channel, "-"),
+                                  label=rf"$\bar\alpha_c = {value:.3f}$, {CHANNEL_LABELS.get(channel, channel)}"))
         for label, marker in (marker_legend or {}).items():
             handles.append(Line2D([], [], color="0.3", marker=marker, markersize=MARKER_SIZE + 1,
                                   linestyle="none", label=label))
         ax_right.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5),
                         frameon=False, fontsize=6.5, handlelength=2.2)
-        annotate_unconverged(fig, n_unconverged, n_unconverged_runs)
+        annotate_unconverged(fig, n_unconverged, n_unconverged_runs, extra=(
+            [f"{n_off_scale} AMP point(s) outside the left panel: triangles at its edge"] if n_off_scale else []))
     return fig, n_unconverged
 
+
+#: Axes of Figure 1 left: the paper's α range, the error axis extended down to 1e-3 so
+#: that the corrected curves and their AMP markers, far below the published ones, show.
+_FIGURE1_LEFT_XLIM, _FIGURE1_LEFT_YLIM = (0.03, 10), (1e-3, 1.1)
 
 #: Axes of Figure 2 right (docs/paper1.md §7).
 _FIGURE2_RIGHT_XLIM, _FIGURE2_RIGHT_YLIM = (0.01, 1.0), (0.0, 2.1)
 
 
 def _mark_off_scale(ax: Axes, series: Sequence[MarkerSeries], ylim: tuple[float, float],
-                    xlim: tuple[float, float]) -> int:
-    """Points above the panel (inside its x-range) as hollow up-triangles on its top edge; returns their number.
+                    xlim: tuple[float, float], *, colours: Mapping[float, str] | None = None) -> int:
+    """Points above or below the panel (inside its x-range) as hollow triangles on its edge; returns their number.
 
-    A simulation mean beyond the paper's axis range (e.g. GD on very few
-    sequences) would otherwise silently fall off the figure.
+    A simulation mean beyond the axis range (e.g. GD on very few sequences,
+    an AMP error below a log axis) would otherwise silently fall off the
+    figure: up-triangles on the top edge, down-triangles on the bottom one.
     """
     n_off = 0
     for points in series:
         x, y = np.asarray(points.x, float), np.asarray(points.y, float)
-        off = (y > ylim[1]) & (x >= xlim[0]) & (x <= xlim[1])
-        if off.any():
-            n_off += int(off.sum())
-            ax.plot(x[off], np.full(int(off.sum()), ylim[1]), linestyle="none", marker="^",
-                    markersize=MARKER_SIZE + 2, markerfacecolor="none", markeredgewidth=0.8,
-                    color=points.colour or "0.3", clip_on=False, zorder=6)
+        inside = (x >= xlim[0]) & (x <= xlim[1])
+        colour = points.colour or (colours or {}).get(points.rho, "0.3")
+        for off, edge, marker in ((y > ylim[1]) & inside, ylim[1], "^"), ((y < ylim[0]) & inside, ylim[0], "v"):
+            if off.any():
+                n_off += int(off.sum())
+                ax.plot(x[off], np.full(int(off.sum()), edge), linestyle="none", marker=marker,
+                        markersize=MARKER_SIZE + 2, markerfacecolor="none", markeredgewidth=0.8,
+                        color=colour, clip_on=False, zorder=6)
     return n_off
 
 

@@ -113,6 +113,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aimrepro.backends import make_backend
 from aimrepro.paper1 import spectra
 from aimrepro.paper1.channels import OutputChannel, from_z_scale, make_channel, to_z_scale
 from aimrepro.paper1.data import Dataset, training_arrays, write_npz
@@ -330,16 +331,49 @@ def initial_state(d: int, rho: float) -> AMPState:
     return AMPState(S_hat=math.sqrt(rho) * np.eye(d), se=SECorrespondence(mmse=1.0))
 
 
-def _indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
+class _NumpyOps:
+    """The GEMMs and the eigendecomposition of an iteration, in numpy (the reference).
+
+    :class:`aimrepro.backends.torch_kernels.AMPKernels` has the same methods.
+    """
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+
+    def indices(self, S: np.ndarray) -> np.ndarray:
+        return indices(self.X, S)
+
+    def backproject(self, G: np.ndarray) -> np.ndarray:
+        n, T, d = self.X.shape
+        GX = np.einsum("nab,nbd->nad", G, self.X)
+        B = self.X.reshape(n * T, d).T @ GX.reshape(n * T, d)
+        B[np.diag_indices(d)] -= np.trace(G, axis1=1, axis2=2).sum()
+        return B / math.sqrt(d)
+
+    @staticmethod
+    def eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.linalg.eigh(M)
+
+
+def _kernels(backend, X: np.ndarray):
+    """The iteration's heavy operations on ``backend`` (numpy, or PyTorch: ``aimrepro.backends``)."""
+    if backend.is_numpy:
+        return _NumpyOps(X)
+    from aimrepro.backends import torch_kernels
+
+    return torch_kernels.AMPKernels(backend, X)
+
+
+def _indices(X: np.ndarray, S: np.ndarray, ops=None) -> np.ndarray:
     """⟨A_{μ,ab}, S⟩ for every sample and pair a ≤ b: (n, T, d), (d, d) → (n, m), z-scale.
 
     = τ_ab h_ab with h = (X S Xᵀ − Tr S·I)/√d: one (nT × d)(d × d) GEMM
     (``model.indices``), O(n T d²) time, O(n T d) memory.
     """
-    return to_z_scale(indices(X, S))
+    return to_z_scale((ops or _NumpyOps(X)).indices(S))
 
 
-def _backproject(X: np.ndarray, g: np.ndarray) -> np.ndarray:
+def _backproject(X: np.ndarray, g: np.ndarray, ops=None) -> np.ndarray:
     """Σ_μ Σ_{a≤b} g_{μ,ab} A_{μ,ab}: (n, T, d), (n, m) → (d, d).
 
     With G̃_μ the symmetric T×T matrix G̃_aa = g_aa, G̃_ab = g_ab/√2
@@ -347,15 +381,10 @@ def _backproject(X: np.ndarray, g: np.ndarray) -> np.ndarray:
     flattened to (nT × d): one (d × nT)(nT × d) GEMM, O(n T d² + n T² d)
     time, O(n T d) memory.
     """
-    n, T, d = X.shape
-    G = from_z_scale(g, T)
-    GX = np.einsum("nab,nbd->nad", G, X)
-    B = X.reshape(n * T, d).T @ GX.reshape(n * T, d)
-    B[np.diag_indices(d)] -= np.trace(G, axis1=1, axis2=2).sum()
-    return B / math.sqrt(d)
+    return (ops or _NumpyOps(X)).backproject(from_z_scale(g, X.shape[1]))
 
 
-def _denoise(R: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray, float]:
+def _denoise(R: np.ndarray, delta: float, rho: float, ops=_NumpyOps) -> tuple[np.ndarray, float]:
     """Ŝ = f_RIE(R; Δ, ρ) with eigenvalues below the lower edge shrunk as the edge, and Ĉ = mmse(Δ; ρ).
 
     O(d³) (one ``eigh``).  For Δ < DELTA_MIN the RIE is the identity to
@@ -364,7 +393,7 @@ def _denoise(R: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray, float
     if delta < spectra.DELTA_MIN:
         S_hat = (R + R.T) / 2.0
     else:
-        eigvals, eigvecs = np.linalg.eigh((R + R.T) / 2.0)
+        eigvals, eigvecs = ops.eigh((R + R.T) / 2.0)
         lower_edge = spectra.Spectrum(rho, delta).support()[0][0]
         shrunk = spectra.rie_shrink(np.maximum(eigvals, lower_edge), delta, rho)
         S_hat = (eigvecs * shrunk) @ eigvecs.T
@@ -372,7 +401,7 @@ def _denoise(R: np.ndarray, delta: float, rho: float) -> tuple[np.ndarray, float
 
 
 def _amp_step(state: AMPState, data: AMPData, channel: OutputChannel, rho: float, *,
-              damping: float = 0.5) -> AMPState:
+              damping: float = 0.5, ops=None) -> AMPState:
     """One GAMP-RIE iteration (steps 1–6 of the module notes); pure: returns a new state.
 
     Raises
@@ -382,10 +411,11 @@ def _amp_step(state: AMPState, data: AMPData, channel: OutputChannel, rho: float
         estimate is not finite (the caller records the run as diverged).
     """
     X, d = data.X, data.d
+    ops = ops or _NumpyOps(X)
     V = state.se.V
     if not (math.isfinite(V) and V > 0.0):
         raise AMPDivergence(f"the variance V must be finite and > 0, got V={V} at iteration {state.iteration}")
-    omega = _indices(X, state.S_hat)
+    omega = _indices(X, state.S_hat, ops)
     if state.g is not None:
         omega -= V * state.g
     if not np.all(np.isfinite(omega)):
@@ -410,8 +440,8 @@ def _amp_step(state: AMPState, data: AMPData, channel: OutputChannel, rho: float
         raise AMPDivergence(f"noise variance 1/q_hat = {delta:g} above {spectra.DELTA_MAX:g} "
                             f"at iteration {state.iteration}")
 
-    R = state.S_hat + _backproject(X, g) / (d * se.A)
-    S_next, C_next = _denoise(R, delta, rho)
+    R = state.S_hat + _backproject(X, g, ops) / (d * se.A)
+    S_next, C_next = _denoise(R, delta, rho, ops)
     if not first:
         S_next = (1.0 - damping) * S_next + damping * state.S_hat
         C_next = (1.0 - damping) * C_next + damping * state.se.C_hat
@@ -485,7 +515,8 @@ def _swing(values: np.ndarray, window: int) -> float:
 
 def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
              stopping: StoppingRule | None = None, S_true: np.ndarray | None = None,
-             callback: Callable[[AMPState], None] | None = None, **stopping_fields) -> AMPResult:
+             callback: Callable[[AMPState], None] | None = None, backend=None,
+             **stopping_fields) -> AMPResult:
     """Run GAMP-RIE on data (X, y) from the recommended initialisation (module notes).
 
     Parameters
@@ -498,6 +529,8 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
         (``tol``, ``window``, ``patience``, ``max_iter``, ``error_floor``) as keywords
     S_true : the teacher, to trace the estimation error (optional)
     callback : called with each new state (progress logging)
+    backend : where the GEMMs and the eigendecomposition run (``aimrepro.backends.make_backend``:
+        None or "numpy", the reference; "torch"); the channel's g_out stays in numpy
 
     Returns
     -------
@@ -519,13 +552,15 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
     if S_true is not None and np.shape(S_true) != (data.d, data.d):
         raise ValueError(f"S_true must be ({data.d}, {data.d}), got {np.shape(S_true)}")
     Q0 = 1.0 + rho
+    backend = make_backend(backend)
+    ops = _kernels(backend, data.X)
     state = initial_state(data.d, rho)
     trace = {name: np.full(rule.max_iter, math.nan) for name in TRACE_FIELDS}
     status, message = "max_iter", f"not settled to tol={rule.tol:g} within {rule.max_iter} iterations"
     settled_run = stationary_run = 0
     for t in range(rule.max_iter):
         try:
-            state = _amp_step(state, data, channel, rho, damping=damping)
+            state = _amp_step(state, data, channel, rho, damping=damping, ops=ops)
         except AMPDivergence as err:
             status, message = "diverged", str(err)
             break
@@ -567,7 +602,8 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
     return AMPResult(
         S_hat=state.S_hat, error=final_error, iterations=state.iteration, converged=status == "converged",
         status=status, message=message, trace=trace,
-        settings={"damping": damping, **rule.to_dict(), "init": "prior_mean"}, swing=swing)
+        settings={"damping": damping, **rule.to_dict(), "init": "prior_mean",
+                  "backend": backend.name, "dtype": backend.dtype}, swing=swing)
 
 
 # ---------------------------------------------------------------------------
@@ -610,7 +646,7 @@ class AMPRun:
 
 def run_on_dataset(dataset: Dataset, channel_name: str, *, damping: float = 0.5,
                    stopping: StoppingRule | None = None, callback: Callable[[AMPState], None] | None = None,
-                   **stopping_fields) -> AMPRun:
+                   backend=None, **stopping_fields) -> AMPRun:
     """GAMP-RIE with channel ``channel_name`` on a dataset, traced against its teacher.
 
     ``hardmax_paper`` runs the published g_out (erratum B1) on data of the
@@ -628,7 +664,7 @@ def run_on_dataset(dataset: Dataset, channel_name: str, *, damping: float = 0.5,
         raise ValueError(f"channel {channel_name!r} needs {CHANNEL_LINK[channel_name]} data, got {spec.link!r}")
     channel = make_channel(channel_name, T=spec.T, beta=spec.beta)
     result = gamp_rie(dataset.X, dataset.y, channel, spec.rho, damping=damping, stopping=stopping,
-                      S_true=dataset.S, callback=callback, **stopping_fields)
+                      S_true=dataset.S, callback=callback, backend=backend, **stopping_fields)
     beta = 1.0 if spec.beta is None else spec.beta
     if (spec.link == "softmax" and spec.T not in SOFTMAX_TOKENS) or not math.isfinite(result.C_hat):
         plugin = plug_in_test_error(dataset.X_test, dataset.y_test, result.S_hat, spec.link, beta=beta)

@@ -30,12 +30,10 @@ g_ab = ∂L/∂h_ab = β ŷ_ab (G_ab − Σ_c ŷ_ac G_ac):
 where Xᵀ Q contracts the flattened samples, (nT × d)ᵀ(nT × r).  Per step and
 replica: two GEMMs of O(n T d r), the pair products O(n T² r), the softmax
 O(n T²), Adam O(d r); memory O(n T r) per replica (plus the shared tokens
-O(n T d)).  Replicas are processed in chunks of at most ``chunk`` replicas
-(:func:`replica_chunk` bounds the chunk's working set), so the memory of a
-step is O(chunk · n T r).
+O(n T d)).
 
-Bit-for-bit batching
---------------------
+Bit-for-bit batching, blocks and threads
+----------------------------------------
 Every operation acts on one replica's numbers only, in an order that does
 not depend on how many replicas are processed together: the GEMMs are one
 BLAS call per replica (``np.matmul`` over the leading axis with the same
@@ -43,12 +41,26 @@ operand shapes as a single run), the per-sample T×T products one small
 product per sample, reductions run along a contiguous axis of one replica
 or column by column over T, everything else is elementwise.  A batched run
 therefore gives exactly the bits of K separate runs with the same initial
-factors, for any chunk size (tested).  Stacking the K factors into one
-(d × K r) GEMM takes a third less GEMM time at the paper's size
-(``benchmarks/bench_gd.py``) but
-leaves each column's summation order to the BLAS library: multi-threaded
-OpenBLAS splits the inner dimension into other blocks than single-threaded
-OpenBLAS, and which one runs depends on the matrix sizes, hence on K.
+factors, for any block size (tested).
+
+The K students are split into blocks of ``chunk`` students
+(:func:`replica_chunk`), and ``threads`` blocks run at once on a thread
+pool (numpy releases the GIL in BLAS and in its loops); results are
+gathered in block order.  The whole run holds numpy's BLAS at one thread
+(:func:`aimrepro.backends.single_threaded`, threadpoolctl), whatever
+``OMP_NUM_THREADS`` said when numpy loaded: multi-threaded OpenBLAS splits
+a long inner dimension (nT in the backward GEMM) between threads and sums
+in another order, 1e-14 apart at d = 100.  With one thread per BLAS call
+and per-replica arithmetic, the same config gives the same bits with any
+number of threads and any block size (tested, also through Snakemake).
+Memory per step: O(threads · chunk · n T r).
+
+Stacking the students of a block into one (nT × d)(d × k r) GEMM would
+leave each column's summation order to the BLAS library (a function of the
+stacked width) and, measured in CPU time, saves 10–15 % of the GEMM time at
+the paper's size while the (n, T, k, r) layout it imposes makes the
+per-sample work slower than it saves (twice slower at the quick size;
+``docs/benchmarks.md``, "Paper 1: gradient descent").  It is not used.
 
 Divergence
 ----------
@@ -62,11 +74,14 @@ from there.  Diverged replicas never enter the averaged student silently:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from aimrepro.backends import make_backend, single_threaded
 from aimrepro.paper1.data import Dataset, DatasetSpec, dataset_seed, training_arrays, write_npz
 from aimrepro.model import apply_link, indices, indices_from_factor
 
@@ -96,7 +111,8 @@ ADAM_DEFAULTS = {"adam_beta1": 0.9, "adam_beta2": 0.999, "adam_eps": 1e-8}
 #: A replica has diverged once Tr S/d exceeds this multiple of the prior's E Tr S/d = √(r/d).
 DIVERGENCE_TRACE_FACTOR = 1e3
 
-#: Default bound on the floats of one chunk's largest working array (K_chunk · n T r): 200 MB.
+#: Default bound on the floats of the largest working arrays of the blocks computed at once
+#: (threads · K_block · n T r): 200 MB.
 CHUNK_ENTRIES = 25_000_000
 
 #: Entries of one block of the Adam update (per array): 256 KB, so that its dozen passes stay in cache.
@@ -191,8 +207,17 @@ def initial_factors(d: int, width: int, seeds: Sequence, init_scale: float = 1.0
 
 
 def replica_chunk(n: int, T: int, width: int, n_replicas: int, max_entries: int = CHUNK_ENTRIES) -> int:
-    """How many replicas one chunk of a step processes: K_chunk · n T r <= max_entries (at least 1)."""
-    return int(max(1, min(n_replicas, max_entries // max(1, n * T * width))))
+    """Students per block: K_block · n T r <= max_entries (at least 1), the K students in equal blocks.
+
+    With at most c = max_entries // (n T r) students per block, K splits
+    into ⌈K/c⌉ blocks of ⌈K/⌈K/c⌉⌉ students (the last may be smaller).  A
+    run with ``threads`` threads uses max_entries = CHUNK_ENTRIES // threads,
+    so that the blocks computed at once stay within CHUNK_ENTRIES; the
+    numbers do not depend on the blocks (module notes).
+    """
+    cap = max(1, max_entries // max(1, n * T * width))
+    n_blocks = -(-n_replicas // cap)
+    return int(max(1, -(-n_replicas // max(1, n_blocks))))
 
 
 # ---------------------------------------------------------------------------
@@ -288,9 +313,34 @@ def loss_and_gradient(W, X, y, *, beta: float = 1.0) -> tuple[np.ndarray, np.nda
         raise ValueError(f"W must have shape (K, {d}, r) or ({d}, r) with K, r >= 1, got {W.shape}")
     W3 = np.ascontiguousarray(W3)
     X_flat = X.reshape(n * T, d)
-    loss, cache = _forward(W3, X_flat, n, T, y, beta)
-    grad = _backward(W3, X_flat, cache, beta)
+    with single_threaded():
+        loss, cache = _forward(W3, X_flat, n, T, y, beta)
+        grad = _backward(W3, X_flat, cache, beta)
     return (float(loss[0]), grad[0]) if single else (loss, grad)
+
+
+def _block_kernel(backend, X_flat: np.ndarray, y: np.ndarray, n: int, T: int, beta: float):
+    """``kernel(W_block, need_grad) -> (loss (k,), ‖W_k‖²_F (k,), gradient (k, d, r) or None)`` on ``backend``."""
+    if not backend.is_numpy:
+        from aimrepro.backends import torch_kernels
+
+        return torch_kernels.gd_block_kernel(backend, X_flat, y, n, T, beta)
+
+    # Each thread keeps its last block's forward arrays until its next forward has allocated its
+    # own (as a plain loop does): freed at the kernel's end, they let glibc return the heap top to
+    # the system and fault it in again every step (measured at the quick size: 1 360 page faults,
+    # 2.7 ms of system time per step, as much as the arithmetic).  Memory as before: two blocks'
+    # forward arrays per thread at the peak.
+    kept = threading.local()
+
+    def kernel(W_block, need_grad):
+        # Overflow or 0/0 in a diverging replica is detected by the caller from the results and recorded.
+        with np.errstate(over="ignore", invalid="ignore"):
+            loss, kept.cache = _forward(W_block, X_flat, n, T, y, beta)
+            grad = _backward(W_block, X_flat, kept.cache, beta) if need_grad else None
+        return loss, kept.cache[3], grad
+
+    return kernel
 
 
 # ---------------------------------------------------------------------------
@@ -398,7 +448,7 @@ def _adam_update(W: np.ndarray, m: np.ndarray, v: np.ndarray, grad: np.ndarray, 
 
 
 def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true: np.ndarray | None = None,
-                   chunk: int | None = None,
+                   chunk: int | None = None, threads: int = 1, backend=None,
                    callback: Callable[[int, np.ndarray], None] | None = None) -> GDResult:
     """Full-batch Adam on the paper's loss for K students at once (module notes).
 
@@ -409,13 +459,18 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
     settings : :class:`GDSettings`
     beta : softmax inverse temperature of the student (that of the data)
     S_true : (d, d) teacher, to trace the estimation errors every ``settings.trace_every`` steps
-    chunk : replicas per chunk (default :func:`replica_chunk`); the result does not depend on it
+    chunk : students per block (default :func:`replica_chunk` with CHUNK_ENTRIES // threads); the
+        result does not depend on it
+    threads : blocks computed at once on a thread pool, each with one BLAS thread; the result does
+        not depend on it (module notes)
+    backend : where the block kernel runs (:func:`aimrepro.backends.make_backend`: None or "numpy",
+        the reference; "torch" or a mapping {name, dtype, device})
     callback : called as ``callback(step, loss)`` after each step with the (K,) losses of W_step
 
     Returns
     -------
     GDResult
-        Time O(steps · K (n T d r + n T² r)), memory O(n T d + chunk · n T r + K d r).
+        Time O(steps · K (n T d r + n T² r)), memory O(n T d + threads · chunk · n T r + K d r).
     """
     if not isinstance(settings, GDSettings):
         raise ValueError(f"settings must be a GDSettings, got {type(settings).__name__}")
@@ -434,11 +489,22 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
         raise ValueError("W0 must be finite")
     if S_true is not None and np.shape(S_true) != (d, d):
         raise ValueError(f"S_true must be ({d}, {d}), got {np.shape(S_true)}")
+    _check_count("threads", threads)
     if chunk is None:
-        chunk = replica_chunk(n, T, r, K)
+        chunk = replica_chunk(n, T, r, K, CHUNK_ENTRIES // threads)
     _check_count("chunk", chunk)
+    backend = make_backend(backend)
+    with single_threaded(backend):
+        return _train(X, y, W, settings, beta, S_true, chunk, threads, backend, callback)
 
+
+def _train(X, y, W, settings, beta, S_true, chunk, threads, backend, callback) -> GDResult:
+    """The loop of :func:`train_students` on checked arguments (BLAS already single-threaded)."""
+    n, T, d = X.shape
+    K, _, r = W.shape
     X_flat = X.reshape(n * T, d)
+    kernel = _block_kernel(backend, X_flat, y, n, T, beta)
+    blocks = [(lo, min(K, lo + chunk)) for lo in range(0, K, chunk)]
     adam_chunk = max(1, ADAM_CHUNK_ENTRIES // (d * r))
     # Tr S/d > factor · √(r/d)  ⇔  ‖W‖²_F = √(r d) Tr S > factor · r d
     trace_limit = DIVERGENCE_TRACE_FACTOR * r * d
@@ -459,36 +525,52 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
         trace_averaged.append(averaged_error(W[ok], S_true) if ok.any() else math.nan)
 
     grad = np.zeros_like(W)
-    for step in range(settings.steps + 1):
-        last = step == settings.steps
-        active = np.flatnonzero(diverged_step < 0)
-        for start in range(0, active.size, chunk):
-            rows = _rows_index(active[start:start + chunk])
-            Wc = W[rows]
-            # Overflow or 0/0 in a diverging replica is detected below from the results and recorded.
-            with np.errstate(over="ignore", invalid="ignore"):
-                loss, cache = _forward(Wc, X_flat, n, T, y, beta)
+
+    def run_block(block, need_grad):
+        lo, hi = block
+        W_block = W[lo:hi]
+        dead = diverged_step[lo:hi] >= 0
+        if dead.any():  # frozen students keep their slot (the block's shape), with zeros in it
+            W_block = W_block.copy()
+            W_block[dead] = 0.0
+        loss, W_sq, block_grad = kernel(W_block, need_grad)
+        if need_grad:
+            grad[lo:hi] = block_grad
+        return loss, W_sq
+
+    pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 and len(blocks) > 1 else None
+    try:
+        for step in range(settings.steps + 1):
+            last = step == settings.steps
+            live = [b for b in blocks if np.any(diverged_step[b[0]:b[1]] < 0)]
+            if pool is None:
+                outcomes = [run_block(b, not last) for b in live]
+            else:
+                outcomes = list(pool.map(lambda b: run_block(b, not last), live))
+            for (lo, hi), (loss, W_sq) in zip(live, outcomes):
+                active = diverged_step[lo:hi] < 0
+                bad = ~np.isfinite(loss) | (W_sq > trace_limit)
                 if not last:
-                    grad[rows] = _backward(Wc, X_flat, cache, beta)
-            bad = ~np.isfinite(loss) | (cache[3] > trace_limit)
+                    bad |= ~np.all(np.isfinite(grad[lo:hi].reshape(hi - lo, -1)), axis=1)
+                losses[lo:hi, step] = np.where(active, np.where(bad, np.nan, loss), losses[lo:hi, step])
+                diverged_step[lo:hi] = np.where(active & bad, step, diverged_step[lo:hi])
+            record_errors(step)
             if not last:
-                bad |= ~np.all(np.isfinite(grad[rows].reshape(len(loss), -1)), axis=1)
-            losses[rows, step] = np.where(bad, np.nan, loss)
-            diverged_step[np.arange(K)[rows][bad]] = step
-        record_errors(step)
-        if not last:
-            running = np.flatnonzero(diverged_step < 0)
-            # in blocks of replicas that stay in cache: the update is a dozen passes over them
-            for start in range(0, running.size, adam_chunk):
-                rows = _rows_index(running[start:start + adam_chunk])
-                if isinstance(rows, slice):  # views: updated in place
-                    _adam_update(W[rows], m[rows], v[rows], grad[rows], step + 1, settings)
-                else:
-                    W_rows, m_rows, v_rows = W[rows], m[rows], v[rows]
-                    _adam_update(W_rows, m_rows, v_rows, grad[rows], step + 1, settings)
-                    W[rows], m[rows], v[rows] = W_rows, m_rows, v_rows
-        if callback is not None:
-            callback(step, losses[:, step])
+                running = np.flatnonzero(diverged_step < 0)
+                # in blocks of replicas that stay in cache: the update is a dozen passes over them
+                for start in range(0, running.size, adam_chunk):
+                    rows = _rows_index(running[start:start + adam_chunk])
+                    if isinstance(rows, slice):  # views: updated in place
+                        _adam_update(W[rows], m[rows], v[rows], grad[rows], step + 1, settings)
+                    else:
+                        W_rows, m_rows, v_rows = W[rows], m[rows], v[rows]
+                        _adam_update(W_rows, m_rows, v_rows, grad[rows], step + 1, settings)
+                        W[rows], m[rows], v[rows] = W_rows, m_rows, v_rows
+            if callback is not None:
+                callback(step, losses[:, step])
+    finally:
+        if pool is not None:
+            pool.shutdown()
 
     status = np.where(diverged_step < 0, "finished", "diverged")
     n_traced = len(trace_steps)
@@ -497,7 +579,8 @@ def train_students(X, y, W0, settings: GDSettings, *, beta: float = 1.0, S_true:
         trace_steps=np.asarray(trace_steps, dtype=np.int64),
         trace_single=np.asarray(trace_single, dtype=float).T.reshape(K, n_traced),
         trace_averaged=np.asarray(trace_averaged, dtype=float),
-        settings={**settings.to_dict(), "chunk": int(chunk), "beta": beta})
+        settings={**settings.to_dict(), "chunk": int(chunk), "beta": beta, "backend": backend.name,
+                  "dtype": backend.dtype})
 
 
 # ---------------------------------------------------------------------------
@@ -563,7 +646,7 @@ class GDRun:
 
 
 def run_on_dataset(dataset: Dataset, n_inits: int, settings: GDSettings, *, width: int | None = None,
-                   chunk: int | None = None,
+                   chunk: int | None = None, threads: int = 1, backend=None,
                    callback: Callable[[int, np.ndarray], None] | None = None) -> GDRun:
     """Train K = ``n_inits`` students on a softmax dataset and measure them (``docs/paper1.md`` §6).
 
@@ -571,8 +654,16 @@ def run_on_dataset(dataset: Dataset, n_inits: int, settings: GDSettings, *, widt
     and the data's β; their initialisations come from :func:`student_seeds`
     (the dataset's base seed and parameters, replica index k).  Errors are
     against the dataset's teacher; generalisation errors are the plug-in
-    test errors on its fresh test set.
+    test errors on its fresh test set.  ``chunk``, ``threads`` and
+    ``backend`` as in :func:`train_students`; the whole run, measurements
+    included, uses one BLAS thread per block, so its bits do not depend on
+    ``threads``.
     """
+    with single_threaded(make_backend(backend)):
+        return _run_on_dataset(dataset, n_inits, settings, width, chunk, threads, backend, callback)
+
+
+def _run_on_dataset(dataset, n_inits, settings, width, chunk, threads, backend, callback) -> GDRun:
     spec = dataset.spec
     if spec.link != "softmax":
         raise ValueError(f"GD trains softmax students: the dataset's link must be softmax, got {spec.link!r}")
@@ -582,7 +673,7 @@ def run_on_dataset(dataset: Dataset, n_inits: int, settings: GDSettings, *, widt
     W0 = initial_factors(spec.d, width, student_seeds(dataset.base_seed, spec, n_inits), settings.init_scale)
     S_true = dataset.S
     result = train_students(dataset.X, dataset.y, W0, settings, beta=spec.beta, S_true=S_true, chunk=chunk,
-                            callback=callback)
+                            threads=threads, backend=backend, callback=callback)
     ok = result.finished
     errors = np.full(n_inits, np.nan)
     errors[ok] = single_errors(result.W[ok], S_true)

@@ -4,7 +4,8 @@
 symmetric T×T index matrix h, §1.3) only for T = 2 (§3.4, with the derivative
 erratum B1 of §9).  This module gives the state evolution (SE, §3.2) and the
 output function g_out of GAMP-RIE (§5) for any T, checked at T = 2 against the
-exact channel :class:`aimrepro.paper1.channels.Hardmax2`.
+exact channel :class:`aimrepro.paper1.channels.Hardmax2`.  The write-up, with
+the measured numbers and costs, is ``docs/paper1.md`` §3.6.
 
 Conventions
 -----------
@@ -530,6 +531,30 @@ def table_samples(x, n_reference: int) -> np.ndarray:
     return np.ceil(n_reference / x).astype(np.int64)
 
 
+#: Measured CPU microseconds per estimator sample, averaged over the default grid (one thread; report of
+#: issue 17 and docs/paper1.md §3.6).  The cost is dominated by rejection sampling: ~(possible labels) candidates.
+SAMPLE_MICROSECONDS = {2: 0.7, 3: 1.6, 4: 10.0}
+
+
+def estimated_table_seconds(T: int, n_reference: int, n_nodes: int = TABLE_NODES,
+                            x_min: float = TABLE_X_MIN) -> float:
+    """Expected CPU seconds of the default table (:func:`table_samples` on :func:`table_grid`).
+
+    Measured per-sample costs for T ≤ 4 (:data:`SAMPLE_MICROSECONDS`); beyond,
+    the T = 4 cost scaled by the number of possible labels (the candidates a
+    posterior draw needs), which :func:`possible_labels` counts by enumeration.
+    """
+    T = _check_T(T)
+    total = float(np.sum(table_samples(table_grid(n_nodes, x_min), n_reference)))
+    if T in SAMPLE_MICROSECONDS:
+        per_sample = SAMPLE_MICROSECONDS[T]
+    else:
+        # T^T bounds the count where enumerating the maps would itself be slow
+        labels = len(possible_labels(T)) if T <= 6 else float(T) ** T
+        per_sample = SAMPLE_MICROSECONDS[4] * labels / len(possible_labels(4))
+    return total * per_sample * 1e-6
+
+
 @dataclass(frozen=True)
 class FisherTable:
     """F_T(m) on a grid x = √(1 − m), from :func:`fisher_table`.
@@ -557,6 +582,20 @@ class FisherTable:
         dropped = np.zeros(self.x.size, dtype=np.int64) if self.n_dropped is None else self.n_dropped
         return {"x": self.x, "m": self.m, "F": self.value, "F_stderr": self.stderr, "n_samples": self.n_samples,
                 "candidates_per_sample": self.candidates_per_sample, "seconds": self.seconds, "n_dropped": dropped}
+
+    @classmethod
+    def from_columns(cls, columns, *, T: int, seed: int, first_block: int = 2) -> "FisherTable":
+        """The table written by :meth:`columns` (e.g. read back from a CSV file), for :func:`fit_fisher_table`."""
+        missing = {"x", "F", "F_stderr", "n_samples"} - set(columns)
+        if missing:
+            raise ValueError(f"columns must hold x, F, F_stderr and n_samples; missing {sorted(missing)}")
+        x = np.asarray(columns["x"], dtype=float)
+        zeros = np.zeros(x.size)
+        return cls(_check_T(T), x, np.asarray(columns["F"], dtype=float), np.asarray(columns["F_stderr"], dtype=float),
+                   np.asarray(columns["n_samples"], dtype=np.int64),
+                   np.asarray(columns.get("candidates_per_sample", zeros), dtype=float),
+                   np.asarray(columns.get("seconds", zeros), dtype=float), int(seed), int(first_block),
+                   np.asarray(columns.get("n_dropped", zeros), dtype=np.int64))
 
 
 def node_seeds(seed: int, T: int, n_nodes: int) -> list[np.random.SeedSequence]:
@@ -1170,3 +1209,17 @@ def solve_se(fit: FisherFit, alpha: float, rho: float, *, tol: float = 1e-10, sc
 def se_curve(fit: FisherFit, alphas, rho: float, *, scan: bool = False) -> list[HardmaxSEPoint]:
     """:func:`solve_se` along a grid of α (each point solved from the uninformative start)."""
     return [solve_se(fit, float(a), rho, scan=scan) for a in np.atleast_1d(alphas)]
+
+
+def curve_columns(points) -> dict:
+    """Columns of a table of SE points (:func:`se_curve`): the SE keys of ``state_evolution`` plus the errors.
+
+    ``alpha, mmse, mmse_stderr, q, q_hat, F, F_stderr, m, extrapolated,
+    converged, iterations, residual, n_fixed_points`` (−1: not scanned).
+    """
+    points = list(points)
+    if not points:
+        raise ValueError("points must hold at least one HardmaxSEPoint")
+    names = ("alpha", "mmse", "mmse_stderr", "q", "q_hat", "F", "F_stderr", "m", "extrapolated", "converged",
+             "iterations", "residual", "n_fixed_points")
+    return {name: np.array([getattr(p, name) for p in points]) for name in names}

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from aimrepro.backends import make_backend
 from aimrepro.paper2.losses import MSELoss, make_link
 from aimrepro.paper2.matrices import DenseMatrix, FactoredMatrix, trace_products
 from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
@@ -510,9 +511,16 @@ class SGDSettings:
         return int(round(self.horizon / dt))
 
 
+def _numpy_gradients(student: Student, teacher: FactoredMatrix, loss: MSELoss, X: np.ndarray):
+    """Batch losses (B,) and gradients of one step, numpy (the reference): O(B T d r) or O(B T d²)."""
+    y_teacher = loss.teacher.apply(teacher.indices(X, centered=student.centered))
+    batch_losses, g = loss.student_gradient(student.indices(X), y_teacher)
+    return batch_losses, student.gradient(X, g)
+
+
 def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
             settings: SGDSettings, rng: np.random.Generator, *,
-            progress_every: int = 0) -> Trajectory:
+            progress_every: int = 0, backend=None) -> Trajectory:
     """Online SGD of ``student`` against ``teacher``; the student is updated in place.
 
     Parameters
@@ -527,6 +535,10 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
         The data stream: each step draws one (B, T, d) array of tokens.
     progress_every : int
         Log a progress line every this many records (0: never).
+    backend : None, str, mapping or :class:`aimrepro.backends.Backend`
+        Where the step's indices and gradients are computed (default numpy,
+        the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`).
+        The tokens are drawn by ``rng`` on the host either way.
 
     Returns
     -------
@@ -547,6 +559,14 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
         raise ValueError(f"teacher is {teacher.d}×{teacher.d}, student {d}×{d}")
     if not (isinstance(T, (int, np.integer)) and T >= loss.min_T):
         raise ValueError(f"T must be an integer >= {loss.min_T}, got {T!r}")
+    backend = make_backend(backend)
+    if backend.is_numpy:
+        gradients = _numpy_gradients
+    else:
+        from aimrepro.backends import torch_kernels
+
+        def gradients(student, teacher, loss, X):
+            return torch_kernels.sgd_gradients(backend, student, teacher, loss, X)
     lr, B, gamma = settings.lr, settings.batch, settings.weight_decay
     dt = step_time(student.param, lr, d)
     n_total = settings.n_steps(dt)
@@ -587,15 +607,12 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
             if n == n_total:
                 break
             X = rng.standard_normal((B, T, d))
-            y_teacher = loss.teacher.apply(teacher.indices(X, centered=student.centered))
-            G = student.indices(X)
-            batch_losses, g = loss.student_gradient(G, y_teacher)
+            batch_losses, grads = gradients(student, teacher, loss, X)
             batch_loss = float(np.mean(batch_losses))
             if n == 0:
                 loss_sum, loss_count = batch_loss, 1
                 record(0)
                 loss_sum, loss_count = 0.0, 0
-            grads = student.gradient(X, g)
             if not (math.isfinite(batch_loss) and batch_loss <= settings.max_loss
                     and all(np.all(np.isfinite(gr)) for gr in grads)):
                 blew_up, t_blowup = True, n * dt
@@ -624,7 +641,7 @@ class SGDRun:
     settings: SGDSettings
     seed: int
 
-    def run(self, *, progress_every: int = 0) -> Trajectory:
+    def run(self, *, progress_every: int = 0, backend=None) -> Trajectory:
         student, teacher, data_rng = initial_problem(self.spec, self.seed)
         return run_sgd(student, teacher, self.spec.loss(), self.spec.T, self.settings, data_rng,
-                       progress_every=progress_every)
+                       progress_every=progress_every, backend=backend)

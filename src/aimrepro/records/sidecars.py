@@ -33,6 +33,14 @@ Sidecar fields (schema ``aimrepro.sidecar/1``)
 ``started``, ``ended``, ``wall_seconds``
     ISO 8601 UTC timestamps (``2026-11-30T13:08:00.123Z``) and their
     difference.
+``cpu_seconds``, ``peak_rss_bytes``
+    What the process that wrote the sidecar had used when it wrote it
+    (:func:`process_usage`): user + system CPU seconds since it started,
+    its finished child processes included, and its peak resident memory.
+    In a pipeline job that process is the job, so these are the job's
+    cost, interpreter start-up included: the measurements the cost model
+    (``workflow/lib/aimrepro_workflow/costs.py``) is calibrated on.
+    ``null`` where the platform has no ``resource`` module.
 ``diagnostics``
     Solver diagnostics (``converged``, ``iterations``, ``residual``, ...).
 
@@ -50,6 +58,7 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata as _metadata
 from pathlib import Path
@@ -152,6 +161,44 @@ def software_versions() -> dict[str, str]:
         except _metadata.PackageNotFoundError:
             continue
     return versions
+
+
+def process_usage() -> dict[str, float | int | None]:
+    """CPU seconds and peak resident memory of this process so far.
+
+    ``cpu_seconds``: user + system time of this process and of its finished
+    (waited-for) children, from ``resource.getrusage``; CPU time, unlike wall
+    time, does not grow when other work shares the machine.
+    ``peak_rss_bytes``: the high-water mark of this process image's resident
+    memory, ``VmHWM`` of ``/proc/self/status`` on Linux.  Not ``ru_maxrss``
+    there: Linux carries ``ru_maxrss`` across ``exec``, so a job that
+    Snakemake forks and execs would report at least Snakemake's own resident
+    size.  Elsewhere ``ru_maxrss`` (kilobytes, bytes on macOS).  Both ``None``
+    without the ``resource`` module (Windows).
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX systems
+        return {"cpu_seconds": None, "peak_rss_bytes": None}
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    peak = _vm_high_water_mark()
+    if peak is None:
+        peak = int(own.ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
+    return {"cpu_seconds": round(cpu, 3), "peak_rss_bytes": peak}
+
+
+def _vm_high_water_mark() -> int | None:
+    """``VmHWM`` of /proc/self/status in bytes, or None where there is none."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def sidecar_path(result: PathLike) -> Path:
@@ -259,6 +306,7 @@ def write_sidecar(
         "started": format_timestamp(started),
         "ended": format_timestamp(ended),
         "wall_seconds": round((ended - started).total_seconds(), 3),
+        **process_usage(),
     }
     with atomic_write(target) as handle:
         # allow_nan=False: NaN/inf were already mapped to strings/None by

@@ -7,8 +7,9 @@
     From the config, the results each figure and claims topic needs.
 :mod:`~aimrepro_workflow.checks`
     Cross-key config checks the JSON schema cannot express.
-:mod:`~aimrepro_workflow.budgets`
-    Threads, memory and wall-time budgets of the heavier rules.
+:mod:`~aimrepro_workflow.costs`
+    What each job costs (CPU seconds, memory, disk) from its wildcards: the
+    rules' threads, mem_mb and runtime, and ``aimrepro cost``.
 :mod:`~aimrepro_workflow.codeinputs`
     Each rule's code inputs: the import closure of its script.
 :mod:`~aimrepro_workflow.report`

@@ -21,7 +21,7 @@ __all__ = ["check_config"]
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
-    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6):
+    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6, _hardmax_tokens, _trends):
         problem = check(config)
         if problem:
             raise ConfigError(f"invalid config: {problem}")
@@ -87,4 +87,36 @@ def _figure_s6(config) -> str | None:
     if science and not science["t_min"] < science["horizon"]:
         return (f"paper2.figureS6.t_min = {science['t_min']}; "
                 f"allowed: a number < paper2.figureS6.horizon ({science['horizon']})")
+    return None
+
+
+def _hardmax_tokens(config) -> str | None:
+    """Figure S1 (paper1.hardmax_tokens) needs its table sizes at every scale and a fit below the node count."""
+    science = config["paper1"].get("hardmax_tokens")
+    if not science:
+        return None
+    table = science["table"]
+    if table["degree"] >= table["nodes"]:
+        return (f"paper1.hardmax_tokens.table.degree = {table['degree']}; allowed: an integer < "
+                f"table.nodes = {table['nodes']}")
+    for scale in SCALES:
+        if "hardmax_tokens" not in config["scales"][scale]:
+            return (f"scales.{scale}.hardmax_tokens is missing; allowed: a mapping {{Ts, n_reference}} "
+                    "(the Fisher tables of paper1.hardmax_tokens at this scale)")
+        sizes = config["scales"][scale]["hardmax_tokens"]
+        amp = science.get("amp")
+        if amp and "amp" in sizes and amp["T"] not in sizes["Ts"]:
+            return (f"paper1.hardmax_tokens.amp.T = {amp['T']}; allowed: one of "
+                    f"scales.{scale}.hardmax_tokens.Ts {sizes['Ts']} (the AMP is compared with that table's SE)")
+
+
+def _trends(config) -> str | None:
+    names = [spec["name"] for spec in config["paper1"].get("trends", {}).get("amp", [])]
+    if len(set(names)) != len(names):
+        return f"paper1.trends.amp names {names}; allowed: distinct names"
+    for scale in SCALES:
+        for name in config["scales"].get(scale, {}).get("trends", {}).get("amp", {}):
+            if name not in names:
+                return (f"scales.{scale}.trends.amp.{name}; allowed: a name of paper1.trends.amp "
+                        f"{names}")
     return None

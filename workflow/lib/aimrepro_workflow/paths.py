@@ -188,6 +188,14 @@ SE_CURVE = ResultPath(
      "axis": choice(AXES), "spacing": choice(SPACINGS), "lo": NUMBER_FIELD, "hi": NUMBER_FIELD,
      "n": INTEGER_FIELD})
 
+#: Bayes-optimal and plug-in generalisation errors along one grid (through the SE
+#: overlap, aimrepro.paper1.generalisation): softmax (beta 1) and the corrected hardmax.
+GEN_CURVE = ResultPath(
+    "se_gen", "{channel}_T{T}_rho{rho}/{axis}_{spacing}_{lo}_{hi}_n{n}", ".csv",
+    {"channel": choice(["softmax", "hardmax"]), "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
+     "axis": choice(["alpha", "alphaT"]), "spacing": choice(SPACINGS), "lo": NUMBER_FIELD,
+     "hi": NUMBER_FIELD, "n": INTEGER_FIELD})
+
 #: One teacher with its training and test sequences.  "seed" is the index of
 #: the draw; its random numbers come from the config's seed and the dataset's
 #: parameters (aimrepro.paper1.data.dataset_seed).
@@ -216,9 +224,48 @@ GD_SUMMARY = ResultPath(
     {**_GD_FIELDS, "n": INTEGER_FIELD})
 
 
+#: The Fisher-information table F_T(m) of hardmax attention with T tokens
+#: (aimrepro.paper1.hardmax_tokens, docs/paper1.md §3.6): nodes x = sqrt(1 - m)
+#: from x_min to 1, n_k = nref/x_k samples at node k, fitted at degree deg
+#: (the fit, FisherFit.to_dict, is in the sidecar's diagnostics; readers refit
+#: the table, which is deterministic and takes milliseconds).
+FISHER_TABLE = ResultPath(
+    "fisher", "hardmax_T{T}_x{x_min}_k{nodes}_nref{nref}_deg{degree}_seed{seed}", ".csv",
+    {"T": INTEGER_FIELD, "x_min": NUMBER_FIELD, "nodes": INTEGER_FIELD, "nref": INTEGER_FIELD,
+     "degree": INTEGER_FIELD, "seed": SEED})
+
+#: The SE curve of hardmax attention with T tokens through a Fisher table
+#: (named by its nref and seed), with the MMSE's standard error.
+TOKENS_SE_CURVE = ResultPath(
+    "se", "hardmax_tokens_T{T}_rho{rho}/alpha_{spacing}_{lo}_{hi}_n{n}_nref{nref}_seed{seed}", ".csv",
+    {"T": INTEGER_FIELD, "rho": NUMBER_FIELD, "spacing": choice(SPACINGS), "lo": NUMBER_FIELD,
+     "hi": NUMBER_FIELD, "n": INTEGER_FIELD, "nref": INTEGER_FIELD, "seed": SEED})
+
+
+
+#: GAMP-RIE with the hardmax channel of T tokens whose g_out is sampled with K proposals
+#: (aimrepro.paper1.hardmax_tokens.HardmaxTokens) on the hardmax dataset of the same values.
+TOKENS_AMP_RUN = ResultPath(
+    "amp", "hardmax_tokens_T{T}_rho{rho}_d{d}/alpha{alpha}_K{proposals}_seed{seed}", ".npz",
+    {"T": INTEGER_FIELD, "rho": NUMBER_FIELD, "d": INTEGER_FIELD, "alpha": NUMBER_FIELD,
+     "proposals": INTEGER_FIELD, "seed": SEED}, output="run")
+
+
 def dataset_link(name: str, beta: float | None) -> str:
     """The link token of a dataset or AMP channel (``softmax_beta1``, ``hardmax``)."""
     return link_token(name, beta)
+
+
+def dataset_of(wildcards: Mapping[str, Any]) -> str:
+    """The dataset an AMP or GD run reads, from the run's wildcards.
+
+    Both hardmax channels (the published and the corrected formula) read the
+    hardmax data: the channel is the algorithm's, the data are the model's.
+    """
+    link = wildcards.get("link") or (
+        "hardmax" if wildcards["channel"].startswith("hardmax") else wildcards["channel"])
+    return DATASET.format(wildcards["scale"], link=link, T=wildcards["T"], rho=wildcards["rho"],
+                          d=wildcards["d"], alpha=wildcards["alpha"], seed=wildcards["seed"])
 
 
 # ---------------------------------------------------------------------------

@@ -65,6 +65,11 @@ class Plan:
 
     def figures(self) -> list[str]:
         names = ["paper1_fig1", "paper1_fig2"]
+        if self.hardmax_tokens_planned():
+            names.append("paper1_figS1")
+
+        if self.config["paper1"].get("figureS2"):
+            names.append("paper1_figS2")
         for family in self.paper2_families():
             names += PAPER2_FAMILIES[family][1]
         return names
@@ -75,6 +80,10 @@ class Plan:
             topics.append("paper1_amp")
         if self.figure2_gd_curves(scale):
             topics.append("paper1_gd")
+        if self.hardmax_tokens_planned():
+            topics.append("paper1_hardmax_tokens")
+        if self.tokens_amp_runs(scale):
+            topics.append("paper1_hardmax_tokens_amp")
         topics += [PAPER2_FAMILIES[family][2] for family in self.paper2_families()]
         return topics
 
@@ -85,6 +94,13 @@ class Plan:
             reasons["paper1_amp"] = f"no AMP sizes in scales.{scale}.amp"
         if not self.figure2_gd_curves(scale):
             reasons["paper1_gd"] = f"no GD sizes in scales.{scale}.gd"
+        if self.hardmax_tokens_planned() and not self.tokens_amp_runs(scale):
+            reasons["paper1_hardmax_tokens_amp"] = (
+                f"no scales.{scale}.hardmax_tokens.amp: GAMP-RIE with the sampled T = 3 hardmax "
+                "g_out costs ~1 s per iteration at d = 150 and needs several d and seeds for a "
+                "finite-size trend (paper scale; docs/paper1.md §3.6)")
+        if "hardmax_tokens" not in self.config["paper1"]:
+            reasons["paper1_hardmax_tokens"] = "no paper1.hardmax_tokens in the config"
         for family, (needed, _, topic) in PAPER2_FAMILIES.items():
             if family not in self.paper2_families():
                 reasons[topic] = f"no paper2.{', '.join(needed)} in the config"
@@ -141,6 +157,118 @@ class Plan:
                                   right["alphaT"], n_points))
         return curves
 
+    # --- paper 1: hardmax attention with T >= 3 tokens (beyond the paper) -------
+
+    def hardmax_tokens_planned(self) -> bool:
+        """paper1.hardmax_tokens is configured (its sizes per scale are then required, checks.py)."""
+        return "hardmax_tokens" in self.config["paper1"]
+
+    def tokens_size(self, scale: str) -> dict:
+        """scales.<scale>.hardmax_tokens: {Ts, n_reference} of the Fisher tables."""
+        return self.config["scales"][scale]["hardmax_tokens"]
+
+    def fisher_table(self, scale: str, T: int, nref: int, seed: int) -> dict:
+        """The Fisher table F_T(m) with ``nref`` reference samples and ``seed`` (docs/paper1.md §3.6)."""
+        table = self.config["paper1"]["hardmax_tokens"]["table"]
+        values = dict(T=int(T), x_min=_rounded(table["x_min"]), nodes=int(table["nodes"]),
+                      nref=int(nref), degree=int(table["degree"]), seed=int(seed))
+        path = paths.FISHER_TABLE.format(scale, **values)
+        return {**values, "first_block": int(table["first_block"]), "path": path}
+
+    def fisher_tables(self, scale: str) -> list[dict]:
+        """One Fisher table per T of the scale, seeded by the config's seed (node seeds keyed by T)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        size = self.tokens_size(scale)
+        return [self.fisher_table(scale, T, size["n_reference"], self.config["seed"])
+                for T in size["Ts"]]
+
+    def tokens_curves(self, scale: str) -> list[dict]:
+        """SE curves of Figure S1: Figure 1 left's rhos and alpha grid, one per T with a table."""
+        if not self.hardmax_tokens_planned():
+            return []
+        left = self.config["paper1"]["figure1"]["left"]
+        n_points = self.config["scales"][scale]["se_points"]["hardmax"]
+        grid = left["alpha"]
+        curves = []
+        for table in self.fisher_tables(scale):
+            for rho in left["rhos"]:
+                curves.append({
+                    "T": table["T"], "rho": _rounded(rho), "table": table["path"],
+                    "degree": table["degree"],
+                    "path": paths.TOKENS_SE_CURVE.format(
+                        scale, T=table["T"], rho=rho, spacing=grid["spacing"], lo=grid["lo"],
+                        hi=grid["hi"], n=n_points, nref=table["nref"], seed=table["seed"])})
+        return curves
+
+    def tokens_exact_curves(self, scale: str) -> list[dict]:
+        """Exact corrected T = 2 curves on Figure S1's grid (the files of Figure 1 left when it draws them)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        left = self.config["paper1"]["figure1"]["left"]
+        n_points = self.config["scales"][scale]["se_points"]["hardmax"]
+        return [self._curve(scale, "left", "hardmax", 2, rho, "alpha", left["alpha"], n_points)
+                for rho in left["rhos"]]
+
+    def tokens_amp_runs(self, scale: str) -> list[dict]:
+        """GAMP-RIE runs of the T >= 3 hardmax channel, per d and replicate, or [] (no sizes at the scale)."""
+        if not self.hardmax_tokens_planned():
+            return []
+        science = self.config["paper1"]["hardmax_tokens"].get("amp")
+        size = self.tokens_size(scale).get("amp")
+        if not science or not size:
+            return []
+        T, rho, alpha = int(science["T"]), _rounded(science["rho"]), _rounded(science["alpha"])
+        proposals = int(science.get("proposals", 256))
+        runs = []
+        for d in size["dims"]:
+            for seed in range(int(size["seeds"])):
+                runs.append({
+                    "T": T, "rho": rho, "alpha": alpha, "d": int(d), "seed": seed, "proposals": proposals,
+                    "path": paths.TOKENS_AMP_RUN.format(scale, T=T, rho=rho, d=d, alpha=alpha,
+                                                        proposals=proposals, seed=seed),
+                    "data": paths.DATASET.format(scale, link="hardmax", T=T, rho=rho, d=d, alpha=alpha,
+                                                 seed=seed)})
+        return runs
+
+    def fisher_table_of(self, scale: str, T: int) -> dict:
+        """The planned Fisher table of this T at the scale."""
+        for table in self.fisher_tables(scale):
+            if table["T"] == int(T):
+                return table
+        raise ValueError(f"no Fisher table for T={T} at scale {scale} (scales.{scale}.hardmax_tokens.Ts)")
+
+    def tokens_amp_table(self, scale: str) -> dict:
+        """The Fisher table whose SE the T >= 3 AMP runs are compared with."""
+        return self.fisher_table_of(scale, self.config["paper1"]["hardmax_tokens"]["amp"]["T"])
+
+    def figureS2_gen_curves(self, scale: str) -> list[dict]:
+        """Generalisation-error curves of paper 1, Figure S2 (softmax per T, corrected hardmax), or []."""
+        figure = self.config["paper1"].get("figureS2")
+        if not figure:
+            return []
+        n_points = self.config["scales"][scale]["se_points"]
+        curves = []
+        softmax = figure.get("softmax")
+        for T in (softmax["Ts"] if softmax else []):
+            grid = softmax["alphaT"]
+            curves.append({"channel": "softmax", "T": int(T), "rho": _rounded(figure["rho"]), "axis": "alphaT",
+                           "path": paths.GEN_CURVE.format(scale, channel="softmax", T=T, rho=figure["rho"],
+                                                          axis="alphaT", spacing=grid["spacing"], lo=grid["lo"],
+                                                          hi=grid["hi"], n=n_points["softmax"])})
+        if figure.get("hardmax"):
+            grid = figure["hardmax"]["alpha"]
+            curves.append({"channel": "hardmax", "T": 2, "rho": _rounded(figure["rho"]), "axis": "alpha",
+                           "path": paths.GEN_CURVE.format(scale, channel="hardmax", T=2, rho=figure["rho"],
+                                                          axis="alpha", spacing=grid["spacing"], lo=grid["lo"],
+                                                          hi=grid["hi"], n=n_points["hardmax"])})
+        return curves
+
+    def figureS2_amp_curves(self, scale: str) -> list[dict]:
+        """The AMP curves of Figures 1 and 2 whose held-out errors Figure S2 draws (same channel, T, rho)."""
+        wanted = {(c["channel"], c["T"], c["rho"]) for c in self.figureS2_gen_curves(scale)}
+        return [c for c in self.amp_curves(scale) if (c["channel"], c["T"], c["rho"]) in wanted]
+
     # --- paper 1: AMP ---------------------------------------------------------
 
     def amp_size(self, scale: str, family: str) -> dict | None:
@@ -162,7 +290,10 @@ class Plan:
         }
 
     def figure1_amp_curves(self, scale: str) -> list[dict]:
-        """AMP marker curves of Figure 1 left (one per channel and rho), or [] if not configured."""
+        """AMP marker curves of Figure 1 left (one per channel and rho), or [] if not configured.
+
+        A rho whose width r = rho d is below the scale's ``min_width`` is left out.
+        """
         plan = self.config["paper1"]["figure1"].get("amp")
         size = self.amp_size(scale, "hardmax")
         if not plan or not size:
@@ -172,6 +303,8 @@ class Plan:
         curves = []
         for channel in plan["channels"]:
             for entry in plan["first_index"]:
+                if entry["rho"] * size["d"] < size.get("min_width", 0):
+                    continue  # r = rho d below the extensive-rank regime the theory describes
                 picked = strided_indices(entry["index"], plan["last_index"], size.get("alpha_stride", 1))
                 curves.append(self._amp_curve(scale, channel, self.config["paper1"]["figure1"]["T"],
                                               entry["rho"], size, [grid[i] for i in picked],
@@ -198,6 +331,63 @@ class Plan:
 
     def amp_curves(self, scale: str) -> list[dict]:
         return self.figure1_amp_curves(scale) + self.figure2_amp_curves(scale)
+
+    # --- paper 1: finite-size trends of the claims ---------------------------------
+
+    def trend_sizes(self, scale: str) -> dict:
+        """scales.<scale>.trends ({amp: {name: {dims, seeds}}, gd: {dims, seeds, inits}}), or {}."""
+        return self.config["scales"][scale].get("trends", {})
+
+    def amp_trends(self, scale: str) -> list[dict]:
+        """Every configured AMP trend point (paper1.trends.amp) with its runs per d at this scale.
+
+        A trend without sizes at the scale comes back with ``points`` empty, so
+        that its claims row can say it was not measured.
+        """
+        science = self.config["paper1"].get("trends", {}).get("amp", [])
+        sizes = self.trend_sizes(scale).get("amp", {})
+        trends = []
+        for spec in science:
+            size = sizes.get(spec["name"])
+            beta = float(spec["beta"]) if spec.get("beta") is not None else None
+            token = paths.dataset_link(spec["channel"], beta)
+            alpha = _rounded(spec["alpha"])
+            points = []
+            for d in (size["dims"] if size else []):
+                seeds = list(range(int(size["seeds"])))
+                points.append({"d": int(d), "seeds": seeds, "runs": [
+                    paths.AMP_RUN.format(scale, channel=token, T=spec["T"], rho=spec["rho"], d=d,
+                                         alpha=alpha, seed=s) for s in seeds]})
+            trends.append({"name": spec["name"], "channel": spec["channel"], "T": int(spec["T"]),
+                           "rho": _rounded(spec["rho"]), "beta": beta, "alpha": alpha, "points": points})
+        return trends
+
+    def gd_trend(self, scale: str) -> dict | None:
+        """The GD trend point (paper1.trends.gd) with its runs per d, or None if not configured.
+
+        ``points`` is empty at a scale without sizes (scales.<scale>.trends.gd).
+        """
+        spec = self.config["paper1"].get("trends", {}).get("gd")
+        right = self.config["paper1"]["figure2"]["right"]
+        if not spec or not right.get("gd"):
+            return None
+        size = self.trend_sizes(scale).get("gd")
+        beta = float(right["gd"]["beta"])
+        alpha = _rounded(spec["alphaT"] / n_softmax_measurements(spec["T"]))
+        points = []
+        for d in (size["dims"] if size else []):
+            seeds = list(range(int(size["seeds"])))
+            points.append({"d": int(d), "inits": int(size["inits"]), "seeds": seeds, "runs": [
+                paths.GD_RUN.format(scale, link=paths.dataset_link("softmax", beta), T=spec["T"],
+                                    rho=right["rho"], d=d, inits=size["inits"], alpha=alpha, seed=s)
+                for s in seeds]})
+        return {"T": int(spec["T"]), "rho": _rounded(right["rho"]), "beta": beta, "alpha": alpha,
+                "alphaT": alpha * n_softmax_measurements(spec["T"]), "points": points}
+
+    def trend_runs(self, scale: str, kind: str) -> list[str]:
+        """Every run path of the AMP (``kind="amp"``) or GD (``"gd"``) trends at this scale."""
+        trends = self.amp_trends(scale) if kind == "amp" else [t for t in [self.gd_trend(scale)] if t]
+        return [run for trend in trends for point in trend["points"] for run in point["runs"]]
 
     # --- paper 1: gradient descent ---------------------------------------------
 

@@ -1,0 +1,55 @@
+"""Beyond paper 1: GAMP-RIE with the hardmax channel of T ≥ 3 tokens against the tabulated SE (``docs/paper1.md`` §3.6).
+
+The channel's g_out is sampled (``hardmax_tokens.HardmaxTokens``), so runs do
+not settle: under ``amp.StoppingRule`` they end ``stationary``, jittering
+around their fixed point, and count as usable.  The comparison is a
+finite-size trend over several d with the error of the mean at each
+(``claims.trends``).  The ``claims_paper1_hardmax_tokens_amp`` rule reads the
+runs of rule ``tokens_amp_run`` and the Fisher table of the same T.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from aimrepro.claims.paper1_hardmax_tokens import _SECTION, _row
+from aimrepro.claims.table import ClaimRow, format_number
+from aimrepro.claims.trends import fit_finite_size, mean_and_sem
+from aimrepro.paper1 import hardmax_tokens as ht
+from aimrepro.paper1.amp import USABLE_STATUSES
+
+
+def amp_trend_row(runs: Sequence[Mapping], se_point: ht.HardmaxSEPoint) -> ClaimRow:
+    """GAMP-RIE with the sampled T ≥ 3 channel against the tabulated SE, as a finite-size trend in d.
+
+    ``runs``: dicts with ``d``, ``status`` and ``error`` (final estimation error);
+    only usable runs (converged or stationary) count.  The excess error − SE
+    per d (mean ± error of the mean) is fitted by e∞ + b/d
+    (:func:`aimrepro.claims.trends.fit_finite_size`); the claim holds when the
+    1/d form fits and e∞ is within the SE's own standard error (plus 2 s.e. of e∞).
+    """
+    dims = sorted({int(run["d"]) for run in runs})
+    means, sems, counts, unusable = [], [], [], 0
+    for d in dims:
+        errors = [float(run["error"]) for run in runs if int(run["d"]) == d and run["status"] in USABLE_STATUSES]
+        unusable += sum(int(run["d"]) == d for run in runs) - len(errors)
+        mean, sem, count = mean_and_sem(np.asarray(errors) - se_point.mmse)
+        means.append(mean), sems.append(sem), counts.append(count)
+    label = f"T={se_point.T}, rho={se_point.rho:g}, alpha={se_point.alpha:g}"
+    claim = f"GAMP-RIE with the sampled hardmax g_out reaches the tabulated SE as d grows ({label})"
+    usable = [i for i, count in enumerate(counts) if count >= 2]
+    if len(usable) < 2:
+        return _row(id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=_SECTION, claim=claim, expected=0.0,
+                    measured="n/a", tolerance="trend", passed=False,
+                    note=f"fewer than two d with two usable runs ({unusable} runs not usable)")
+    trend = fit_finite_size([dims[i] for i in usable], [means[i] for i in usable], [sems[i] for i in usable],
+                            [counts[i] for i in usable])
+    tolerance = 2.0 * se_point.mmse_stderr
+    return _row(
+        id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=_SECTION, claim=claim, expected=0.0,
+        measured=trend.limit, tolerance=f"|e_inf| <= {format_number(tolerance)} + 2 se(e_inf), 1/d fit p >= 0.01",
+        passed=trend.consistent and trend.within(tolerance),
+        note=f"excess AMP error - SE ({se_point.mmse:.4g} ± {se_point.mmse_stderr:.2g}, tolerance 2 s.e. of "
+             f"the SE): {trend.per_d_text()}; {trend.fit_text()}; {unusable} runs neither converged nor stationary")
