@@ -207,7 +207,7 @@ def _paper2_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
             jobs.append(_reference_flow("tied", d, science["rho"], size["records"],
                                         {"d": f"{s}.figure2.flow_dims[{i}]",
                                          "rho": "paper2.figure2.rho",
-                                         "records": f"{s}.figure2.records"}))
+                                         "records": f"{s}.figure2.records"}, rule="flow_ensemble"))
 
     science, size = p2.get("strong_recovery"), sizes.get("strong_recovery")
     if science and size:
@@ -215,7 +215,8 @@ def _paper2_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
             jobs.append(_reference_flow(param, size["d"], science.get("rho", 0.5), size["records"],
                                         {"d": f"{s}.strong_recovery.d",
                                          "rho": "paper2.strong_recovery.rho",
-                                         "records": f"{s}.strong_recovery.records"}))
+                                         "records": f"{s}.strong_recovery.records"},
+                                        rule="flow_ensemble"))
 
     science, size = p2.get("figureS3"), sizes.get("figureS3")
     if science and size:
@@ -236,7 +237,8 @@ def _paper2_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
                 jobs.append(_reference_flow(param, d, science["rho"], size["records"],
                                             {"d": f"{s}.figureS3.flow_trend.dims.{param}[{i}]",
                                              "rho": "paper2.figureS3.rho",
-                                             "records": f"{s}.figureS3.records"}))
+                                             "records": f"{s}.figureS3.records"},
+                                            rule="flow_ensemble"))
 
     science, size = p2.get("figureS1"), sizes.get("figureS1")
     if science and size:
@@ -258,11 +260,11 @@ def _paper2_jobs(config: Mapping, scale: str) -> list[PlannedJob]:
     return jobs
 
 
-def _reference_flow(param, d, rho, records, keys) -> PlannedJob:
+def _reference_flow(param, d, rho, records, keys, rule="reference_flow") -> PlannedJob:
+    """One flow of rule ``reference_flow``, or one replicate of a ``flow_ensemble`` (the same arrays)."""
     if param == "tied":
-        return PlannedJob("reference_flow", R.tied_flow_job, {"d": d, "rho": rho, "records": records}, keys)
-    return PlannedJob("reference_flow", R.direct_flow_job, {"d": d, "rho": rho},
-                      {k: keys[k] for k in ("d", "rho")})
+        return PlannedJob(rule, R.tied_flow_job, {"d": d, "rho": rho, "records": records}, keys)
+    return PlannedJob(rule, R.direct_flow_job, {"d": d, "rho": rho}, {k: keys[k] for k in ("d", "rho")})
 
 
 def _moment_jobs(p2: Mapping, sizes: Mapping, s: str) -> list[PlannedJob]:

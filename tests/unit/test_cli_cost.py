@@ -80,7 +80,15 @@ def test_a_configfile_elsewhere_is_costed_with_its_repositorys_model(tmp_path):
     assert json.loads(done.stdout)["config"] == str(path)
     default = json.loads(run_cost("--json").stdout)
     untied = {row["rule"]: row["jobs"] for row in json.loads(done.stdout)["rules"]}["untied_sgd_run"]
-    assert untied == {row["rule"]: row["jobs"] for row in default["rules"]}["untied_sgd_run"] + 6
+    # Figure 3's 6 more runs, and the plateau runs beside them, which take Figure 3's replicates
+    from aimrepro_workflow.plans import Plan
+
+    def plateau_only(cfg):
+        plan = Plan(cfg)
+        return len({r["path"] for r in plan.figure3_plateau_runs("quick")}
+                   - {r["path"] for r in plan.figure3_untied_runs("quick")})
+    more_plateau = plateau_only(config) - plateau_only(yaml.safe_load((REPO / "config.yaml").read_text()))
+    assert untied == {row["rule"]: row["jobs"] for row in default["rules"]}["untied_sgd_run"] + 6 + more_plateau
 
 
 def test_without_a_repository_the_command_says_where_to_run(tmp_path):

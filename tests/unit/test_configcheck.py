@@ -203,7 +203,7 @@ def test_every_job_rule_with_sizes_is_planned():
     config = validate_config(copy.deepcopy(CONFIG), SCHEMA)
     rules = {job.rule for job in planned_jobs(config, "quick")}
     assert rules == {"se_curve", "aim_dataset", "amp_run", "gd_run", "sgd_run", "reference_flow",
-                     "theorem1", "landscape", "moment_truncations", "riccati_flow",
+                     "flow_ensemble", "theorem1", "landscape", "moment_truncations", "riccati_flow",
                      "truncation_error", "untied_sgd_run", "untied_theory", "untied_fast_states"}
 
 

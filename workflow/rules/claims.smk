@@ -82,8 +82,7 @@ rule claims_paper1_hardmax_tokens:
         paths.CLAIM_FRAGMENT.log(topic="paper1_hardmax_tokens"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("claims_paper1_hardmax_tokens"),
     script:
         "../scripts/claims_paper1_hardmax_tokens.py"
 
@@ -103,8 +102,7 @@ rule claims_paper1_hardmax_tokens_amp:
         paths.CLAIM_FRAGMENT.log(topic="paper1_hardmax_tokens_amp"),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **COSTS.resources("claims_paper1_hardmax_tokens_amp"),
     script:
         "../scripts/claims_paper1_hardmax_tokens_amp.py"
 

@@ -63,8 +63,7 @@ rule paper1_figS1:
         figure_log("paper1_figS1"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper1_figS1"),
     script:
         "../scripts/paper1_figS1.py"
 
@@ -84,8 +83,7 @@ rule paper1_figS2:
         figure_log("paper1_figS2"),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **COSTS.resources("paper1_figS2"),
     script:
         "../scripts/paper1_figS2.py"
 

@@ -92,9 +92,7 @@ rule flow_ensemble:
         **paths.FLOW_ENSEMBLE.constraints(),
     threads: 1
     resources:
-        mem_mb=2000,
-        # the exact finite-d flow costs O(d^3) per right-hand side: minutes per replicate at d = 400
-        runtime=240,
+        **COSTS.resources("flow_ensemble"),
     script:
         "../scripts/flow_ensemble.py"
 
@@ -111,7 +109,6 @@ rule tied_velocity:
         **paths.TIED_VELOCITY.constraints(),
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=60,
+        **COSTS.resources("tied_velocity"),
     script:
         "../scripts/tied_velocity.py"

@@ -68,7 +68,6 @@ rule truncation_radius:
         **paths.RADIUS.constraints(),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **COSTS.resources("truncation_radius"),
     script:
         "../scripts/truncation_radius.py"

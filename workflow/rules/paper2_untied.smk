@@ -74,8 +74,7 @@ rule untied_velocity:
         **paths.UNTIED_VELOCITY.constraints(),
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=30,
+        **COSTS.resources("untied_velocity"),
     script:
         "../scripts/untied_velocity.py"
 
@@ -92,7 +91,6 @@ rule untied_truncation:
         **paths.UNTIED_TRUNCATION.constraints(),
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **COSTS.resources("untied_truncation"),
     script:
         "../scripts/untied_truncation.py"

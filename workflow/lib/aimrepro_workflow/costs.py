@@ -111,7 +111,12 @@ PRICES: dict[str, float] = {
     # generalisation error along an SE curve: nested quadrature per point (T = 3: 2 + 2 dimensions)
     "gen_point_softmax_T2": 0.02,
     "gen_point_softmax_T3": 0.35,
-    "gen_point_hardmax_T2": 0.13,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
+    "gen_point_hardmax_T2": 0.13,
+    # paper-2 theory tables: per replicate and d (one initial state, its flow or its velocity),
+    # from the quick-scale jobs of issue 14 (about 5 s per table of 3-5 replicates)
+    "velocity_replicate": 0.25,
+    "radius_replicate": 1.0,
+    "untied_truncation_order": 0.4,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
 }
 
@@ -124,6 +129,8 @@ STARTUP: dict[str, float] = {
     "moment_truncations": 0.8, "riccati_flow": 0.8, "truncation_error": 0.8,
     "untied_sgd_run": 0.2463, "untied_theory": 0.548, "untied_fast_states": 0,
     "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 1.0,
+    "flow_ensemble": 0.5, "tied_velocity": 0.5, "untied_velocity": 0.5, "truncation_radius": 0.5,
+    "untied_truncation": 0.5,
     "figure": 1.505, "claims_topic": 3.52, "claims": 0.5,
 }
 
@@ -671,6 +678,55 @@ def _reference_flow(model: CostModel, w: dict) -> _Work:
                  memory=R.direct_flow_job(d=d, rho=rho).bytes, disk=_csv(records, 12))
 
 
+def _flow_ensemble(model: CostModel, w: dict) -> _Work:
+    """``n`` flows of :func:`_reference_flow`, one per replicate (``exact``: the finite-d flow,
+    priced as the tied one: the same right-hand side plus a d-independent correction)."""
+    one = _reference_flow(model, {**w, "param": "direct" if w["flow"] == "direct" else "tied"})
+    n = _i(w, "n")
+    per_loop = dict(one.per_loop)
+    if w["flow"] == "exact":
+        # O(d³) per right-hand side (the finite-d expectation over the d×d problem), priced as
+        # four eigendecompositions: minutes per replicate at d = 400
+        per_loop["eigh"] = per_loop.get("eigh", 0.0) + 4.0 * float(_i(w, "d")) ** 3
+    return _Work("flow_ensemble", fixed={u: n * a for u, a in one.fixed.items()},
+                 per_loop={u: n * a for u, a in per_loop.items()}, loop=one.loop,
+                 loop_bound=one.loop_bound, memory=one.memory, disk=n * one.disk)
+
+
+def _dims(w: dict) -> list[int]:
+    return [int(d) for d in str(w["dims"]).split("-")]
+
+
+def _velocity_table(rule: str) -> Callable[[CostModel, dict], _Work]:
+    """Initial velocities per d and replicate: one initial state each (d r normals, its traces)."""
+    def work(model: CostModel, w: dict) -> _Work:
+        dims, n = _dims(w), _i(w, "n")
+        rho = _f(w, "rho")
+        normals = sum(2.0 * d * _width(d, rho) for d in dims) * n
+        largest = max(dims)
+        return _Work(rule, fixed={"velocity_replicate": len(dims) * n, "normal": normals,
+                                  "flop": sum(4.0 * d * d * _width(d, rho) for d in dims) * n},
+                     memory=R.BASE_BYTES + 8.0 * 6 * largest * largest,
+                     disk=_csv(len(dims) * n, 12))
+    return work
+
+
+def _truncation_radius(model: CostModel, w: dict) -> _Work:
+    d, n = _i(w, "d"), _i(w, "n")
+    return _Work("truncation_radius", fixed={"radius_replicate": n, "eigh": n * float(d) ** 3},
+                 memory=R.BASE_BYTES + 8.0 * 6 * d * d, disk=_csv(n, 8))
+
+
+def _untied_truncation(model: CostModel, w: dict) -> _Work:
+    """Truncations of order 2..M per replicate against the slaved slow flow (:func:`_untied_theory`'s
+    limit flow once per replicate)."""
+    n, M, records = _i(w, "n"), _i(w, "M"), _i(w, "records")
+    rhs = TYPICAL["untied_limit_rhs"]
+    return _Work("untied_truncation", fixed={"untied_truncation_order": n * (M - 1),
+                                             "rhs_untied_limit": n * rhs},
+                 memory=R.BASE_BYTES + 50e6, disk=_csv(records * (M - 1) * n, 6))
+
+
 def _theorem1(model: CostModel, w: dict) -> _Work:
     """Monte Carlo over n sequences: tokens (n T d normals), the projections on [W*, W'] (2 n T d 2r
     flops) and the m = k + k(k + 1)/2 control variates, k = 2T² (n m² flops)."""
@@ -797,6 +853,11 @@ _RULES: dict[str, Callable[[CostModel, dict], _Work]] = {
     "untied_theory": _untied_theory,
     "untied_fast_states": _untied_fast_states,
     "fisher_table": _fisher_table,
+    "flow_ensemble": _flow_ensemble,
+    "tied_velocity": _velocity_table("tied_velocity"),
+    "untied_velocity": _velocity_table("untied_velocity"),
+    "truncation_radius": _truncation_radius,
+    "untied_truncation": _untied_truncation,
     "se_generalisation": _se_generalisation,
     "tokens_se_curve": _tokens_se_curve,
     "tokens_amp_run": _tokens_amp_run,
@@ -840,6 +901,10 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
         add("reference_flow", paths.REFERENCE_FLOW, [r["flow_path"] for r in runs])
         add("theorem1", paths.THEOREM1, plan.theorem1_paths(scale))
         add("landscape", paths.LANDSCAPE, plan.landscape_paths(scale))
+        add("flow_ensemble", paths.FLOW_ENSEMBLE, [e["path"] for e in plan.figure2_flow_ensembles(scale)
+                                                   + plan.figureS3_flow_ensembles(scale)
+                                                   + plan.strong_recovery_ensembles(scale)])
+        add("tied_velocity", paths.TIED_VELOCITY, [t["path"] for t in plan.tied_velocity_tables(scale)])
     if "moments" in families:
         figure1, figure4 = plan.figure1_moment_runs(scale), plan.figure4_moment_runs(scale)
         add("sgd_run", paths.SGD_RUN, [r["path"] for r in figure1 + figure4])
@@ -847,13 +912,17 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
         add("moment_truncations", paths.TRUNCATIONS, [r["truncations_path"] for r in figure1 + figure4])
         add("riccati_flow", paths.RICCATI, [r["exact_path"] for r in figure4])
         add("truncation_error", paths.TRUNCATION_ERROR, [t["path"] for t in plan.figureS6_tables(scale)])
+        add("truncation_radius", paths.RADIUS, [plan.figure4_radius(scale)["path"]])
     if "untied" in families:
         runs = (plan.figure3_untied_runs(scale) + plan.figureS4_runs(scale)
                 + plan.figureS5_runs(scale))
-        add("untied_sgd_run", paths.UNTIED_SGD, [r["path"] for r in runs])
+        add("untied_sgd_run", paths.UNTIED_SGD, [r["path"] for r in runs + plan.figure3_plateau_runs(scale)])
         add("untied_theory", paths.UNTIED_THEORY, [r["flow_path"] for r in runs]
             + [r["limit_path"] for r in plan.figureS4_limit_runs(scale)])
         add("untied_fast_states", paths.FAST_STATES, [plan.fast_states_path(scale)])
+        add("untied_velocity", paths.UNTIED_VELOCITY, [t["path"] for t in plan.untied_velocity_tables(scale)])
+        add("untied_truncation", paths.UNTIED_TRUNCATION,
+            [t["path"] for t in plan.untied_truncation_tables(scale)])
     return results
 
 
