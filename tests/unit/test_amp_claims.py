@@ -52,7 +52,7 @@ def test_rows_fail_honestly():
     rows = {row.id: row for row in paper1_amp_claims(curves, tables)}
     # one small d against the seed spread judges nothing: reported, the trend rows are the verdict
     assert rows["p1-amp-se-hardmax"].verdict == "informational" and rows["p1-amp-se-hardmax"].measured == 0.0
-    assert "trend rows are the verdict" in rows["p1-amp-se-hardmax"].note
+    assert "trend rows (p1-amp-trend-*) settle the claim" in rows["p1-amp-se-hardmax"].note
     assert rows["p1-amp-softmax-perfect-recovery"].failed
     # AMP above the published curve: the erratum's evidence is missing, which is a FAIL
     assert rows["p1-amp-beats-published-hardmax"].failed

@@ -128,9 +128,6 @@ def _agreement_row(curves, tables, channel, label):
     if below and channel != "hardmax_paper":
         note += (f"; {below} points below the Bayes-optimal error beyond the spread: an algorithm "
                  "cannot beat it, so this is a real disagreement")
-    else:
-        note += ("; one small d against the seed spread is not judged here (a finite-size excess "
-                 "shrinks with d): the trend rows are the verdict")
     return _row(id=f"p1-amp-se-{channel}", section="§5, §8.4-8.5", claim=claim,
                 expected=1.0, measured=inside / total,
                 tolerance=f"all points within {SPREAD_FACTOR:g} std + {AGREEMENT_FLOOR:g}",
