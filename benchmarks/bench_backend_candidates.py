@@ -6,7 +6,7 @@ aimrepro's default install):
     python -m venv /tmp/candidates && /tmp/candidates/bin/pip install -e . torch jax jaxlib
     /tmp/candidates/bin/python benchmarks/bench_backend_candidates.py [sgd100 sgd400 gd amp]
 
-The four kernels issue 15 names, each written three times with the same
+The four hot kernels (GD step, SGD step at two d, AMP iteration), each written three times with the same
 formulas (PyTorch eager, JAX under ``jax.jit`` with ``jax_enable_x64``):
 a tied softmax SGD step at d = 100 (B = 256) and d = 400 (B = 512), the
 batch drawn by numpy in every variant; a GD block step of 8 students at

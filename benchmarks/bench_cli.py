@@ -1,4 +1,4 @@
-"""Speed of the command line's state-evolution curve (issue 13: the CLI used one solve per α).
+"""Speed of the command line's state-evolution curve (the CLI once used one solve per α).
 
 Run:  python benchmarks/bench_cli.py [--quick]
 

@@ -185,7 +185,7 @@ def test_run_saved_and_summarised(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# stopping rule (issue 13)
+# stopping rule (aimrepro.paper1.amp, Stopping)
 
 
 def test_remaining_motion_is_the_geometric_tail_of_the_step():
@@ -247,7 +247,7 @@ def test_stationarity_needs_no_contraction_a_small_swing_and_no_trend():
 
 
 def test_a_jittering_hardmax_run_stops_as_stationary_and_says_so():
-    # hardmax rho = 0.2, d = 50 (r = 10): AMP jitters around its fixed point (issue 13 measurements)
+    # hardmax rho = 0.2, d = 50 (r = 10): AMP jitters around its fixed point (measured)
     alpha = float(np.geomspace(0.03, 8, 32)[13])  # the published AMP grid's alpha = 0.3122
     ds = sample_dataset(DatasetSpec("hardmax", 2, 0.2, 50, alpha, 2, 5), 20250602)
     channel = make_channel("hardmax", T=2)
@@ -292,7 +292,7 @@ def test_run_summaries_of_older_files_read_the_plug_in_error_under_its_old_name(
 def test_the_published_g_out_collapses_and_is_recorded_as_diverged_without_a_warning():
     # erratum B1: with the phi2 g_out, C_hat halves every iteration while the estimate freezes;
     # the published rule (step < 1e-5) called the frozen estimate converged, the relative rule
-    # waits and the collapsing variance ends in non-finite messages (issue 13 measurements)
+    # waits and the collapsing variance ends in non-finite messages (measured)
     alpha = float(np.geomspace(0.03, 8, 32)[13])
     ds = sample_dataset(DatasetSpec("hardmax", 2, 0.5, 50, alpha, 1, 5), 20250602)
     result = amp.gamp_rie(ds.X, ds.y, make_channel("hardmax_paper", T=2), 0.5, S_true=ds.S, max_iter=200)

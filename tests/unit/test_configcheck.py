@@ -81,7 +81,7 @@ def test_errors_name_the_key_and_the_allowed_range(mutate, expected):
     assert error_for(mutate).startswith("invalid config: " + expected)
 
 
-# --- non-finite numbers: one rule, every key (issue 11) -----------------------------
+# --- non-finite numbers: one rule, every key -----------------------------------------
 
 
 def _set(path: str, value):

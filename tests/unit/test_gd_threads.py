@@ -1,4 +1,4 @@
-"""The same bits from the same config: a GD run does not depend on the thread count (issue 11, item 4).
+"""The same bits from the same config: a GD run does not depend on the thread count.
 
 Students are trained in blocks, ``threads`` blocks at once, each BLAS call with
 one thread and every operation on one student's numbers: the bytes depend

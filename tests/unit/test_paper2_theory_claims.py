@@ -1,4 +1,4 @@
-"""Paper 2 (issue 14): theory tables over replicates and the claim rows that read them.
+"""Paper 2: theory tables over replicates and the claim rows that read them.
 
 The tables (:mod:`aimrepro.paper2.theory_tables`) at small d, and the rows of
 :mod:`aimrepro.claims.paper2_dynamics`, :mod:`aimrepro.claims.paper2_untied`

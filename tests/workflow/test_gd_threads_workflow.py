@@ -1,4 +1,4 @@
-"""The same bits from the same config through Snakemake: rule gd_run with 2 threads and with 1 (issue 11, item 4).
+"""The same bits from the same config through Snakemake: rule gd_run with 2 threads and with 1.
 
 ``scales.quick.gd.threads: 2`` with ``block: 1`` (three blocks of one student),
 run once with ``--cores 2`` (the jobs get 2 threads) and once with

@@ -40,8 +40,8 @@ Deviations from §5, measured (d = 100, 6 seeds; docs/findings.md, "GAMP-RIE")
   upper edge is left alone: there the continuation ≈ λ − 2Δ/λ keeps the
   signal of a large eigenvalue.
 
-Stopping (issue 13)
--------------------
+Stopping
+--------
 The published rule, ‖Ŝ^{t+1} − Ŝ^t‖²_F/d < 1e−5, is absolute and looks at
 one step: it stops on a slow mode.  Hardmax ρ = 1, α = 2.71 stops at
 iteration 24–26 with errors 17 % (up to 44 %) above where the same runs

@@ -531,8 +531,8 @@ def table_samples(x, n_reference: int) -> np.ndarray:
     return np.ceil(n_reference / x).astype(np.int64)
 
 
-#: Measured CPU microseconds per estimator sample, averaged over the default grid (one thread; report of
-#: issue 17 and docs/paper1.md §3.6).  The cost is dominated by rejection sampling: ~(possible labels) candidates.
+#: Measured CPU microseconds per estimator sample, averaged over the default grid (one thread;
+#: docs/paper1.md §3.6).  The cost is dominated by rejection sampling: ~(possible labels) candidates.
 SAMPLE_MICROSECONDS = {2: 0.7, 3: 1.6, 4: 10.0}
 
 

@@ -55,7 +55,7 @@ DELTA_MIN = 1e-10
 DELTA_MAX = 1e6
 
 #: Width ratios on which the state evolution built on this module is validated
-#: (``state_evolution`` refuses others).  Measured for issue 11 (softmax at T = 2, 3, 6,
+#: (``state_evolution`` refuses others).  Measured (softmax at T = 2, 3, 6,
 #: hardmax and hardmax_paper, ρ = 10^-7..10^16) against the two limits of the theory.
 #: As ρ → 0 at fixed ᾱ = α/ρ the SE error approaches the ρ → 0 curve (off by ≈ 8ρ
 #: hardmax, ≲ 0.6√ρ softmax) down to ρ = 1e-4 for every channel (hardmax: 1e-6); below,

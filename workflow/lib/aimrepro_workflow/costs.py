@@ -113,7 +113,7 @@ PRICES: dict[str, float] = {
     "gen_point_softmax_T3": 0.35,
     "gen_point_hardmax_T2": 0.13,
     # paper-2 theory tables: per replicate and d (one initial state, its flow or its velocity),
-    # from the quick-scale jobs of issue 14 (about 5 s per table of 3-5 replicates)
+    # from the quick-scale jobs (about 5 s per table of 3-5 replicates)
     "velocity_replicate": 0.25,
     "radius_replicate": 1.0,
     "untied_truncation_order": 0.4,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
