@@ -92,3 +92,33 @@ def test_untied_claims_pass_on_an_ideal_synthetic_experiment():
     assert all(verdicts.values()), [k for k, v in verdicts.items() if not v]
     sign_row = next(row for row in rows if row.id == "p2-untied-sign-h2")
     assert sign_row.measured == "9/9"
+
+
+def _shrinking(d, tau_zero):
+    """S4-like run whose student variance (Ω₁₁ = Ψ₁₁) shrinks on τ: m = 0 loses stability at some τ_inst."""
+    from aimrepro.paper2.trajectory import Trajectory
+
+    columns = dict(_s4(d).columns())
+    variance = 0.5 * np.maximum(1.0 - np.asarray(columns["t_ode"]) / tau_zero, 0.05)
+    columns["Omega11"], columns["Psi11"] = variance, variance.copy()
+    return Trajectory.from_columns(columns, d)
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_fast_collapse_fails_when_its_window_reaches_the_slow_instability(inside):
+    from aimrepro.paper2.losses import MSELoss, make_link
+    from aimrepro.paper2.population import Potential
+
+    runs = {d: [_shrinking(d, 0.2)] for d in (100, 200, 400)}
+    potential = Potential(MSELoss(make_link("h2"), make_link("h2"), 0.5), 1)
+    tau_inst = analysis.instability_time(runs[100][0], potential, 0.5)
+    assert 0 < tau_inst < 0.2
+    # the window's end on τ at the smallest d, on either side of half the instability time
+    fast_horizon = 100 * tau_inst * (0.4 if inside else 0.6)
+    rows = paper2_untied.collapse_rows(runs, runs, runs[400], link="h2", fast_horizon=fast_horizon,
+                                       horizon=0.2, teacher_mean=0.5)
+    fast = next(row for row in rows if row.id == "p2-untied-fast-collapse-h2")
+    assert fast.passed is inside
+    assert f"≤ ½ τ_inst: {'yes' if inside else 'no'}" in fast.note
+    theory = next(row for row in rows if row.id == "p2-untied-slow-phase-theory-h2")
+    assert f"τ ≤ {tau_inst:.3g}" in theory.note
