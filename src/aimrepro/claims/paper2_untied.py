@@ -15,13 +15,14 @@ Measures (all on one-token untied runs):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.claims.table import ClaimRow, claim_row
+from aimrepro.claims.table import OVERSTATED, ClaimRow, claim_row
 from aimrepro.claims.table import format_number
 from aimrepro.claims.trends import fit_finite_size, mean_and_sem
 from aimrepro.paper2.analysis import (escape_time, instability_time, mean_at, plateau_level,
@@ -50,6 +51,8 @@ _row = functools.partial(claim_row, "paper2")
 FAST_CURVATURE_MIN = 1.0
 #: |e∞| of the relative difference of the slaved flow's initial velocity from [P eq. 42].
 EQ42_REL_TOL = 0.05
+#: Fraction of the slow instability time d·τ_inst (on t, smallest d) the fast-collapse window may span.
+FAST_WINDOW_FRACTION = 1.0 / 3.0
 #: |s| at which Figure S4's overlap counts as escaped (escape times in the notes).
 ESCAPE_OVERLAP = 0.3
 #: |e∞| of the late overlap plateau of a link without teacher signal (a finite-d effect).
@@ -80,13 +83,19 @@ def collapse_errors(groups: Mapping[int, Sequence[Trajectory]], *, axis: str, qu
     groups : {d: replicates}
     axis : {"fast", "slow"}
         x = t = τ d (fast) or x = τ (slow).
-    quantity : {"mean", "overlap"}
-        y = m (the student mean) or the symmetric overlap; seed means.
+    quantity : {"mean", "overlap", "abs_overlap"}
+        y = m (the student mean), the symmetric overlap s or |s|; seed means.  For an
+        even link (h₂) S → −S is a symmetry and the branch a replicate escapes on
+        (the sign of m*·m₂, set by its initial state) is random: the seed mean of s
+        would mix the branches, that of |s| does not.
     window : float
         Right end of the x window.
     """
     x_of = (lambda run: run.t_ode * run.d) if axis == "fast" else (lambda run: run.t_ode)
-    y_of = student_mean if quantity == "mean" else (lambda run: run.symmetric_overlap)
+    if quantity not in ("mean", "overlap", "abs_overlap"):
+        raise ValueError(f"quantity must be 'mean', 'overlap' or 'abs_overlap', got {quantity!r}")
+    y_of = {"mean": student_mean, "overlap": lambda run: run.symmetric_overlap,
+            "abs_overlap": lambda run: np.abs(run.symmetric_overlap)}[quantity]
     grid = np.linspace(0.0, window, n_grid)
     largest = max(groups)
     reference = _seed_mean(groups[largest], x_of, y_of, grid)
@@ -121,6 +130,13 @@ def escape_trend(times: Mapping[int, Sequence[float]], horizon: float) -> dict:
             "n_censored": int(sum(not math.isfinite(v) for vs in times.values() for v in vs))}
 
 
+def _fields(row: ClaimRow) -> dict:
+    """The fields of ``row`` that :func:`claim_row` takes (``paper`` is set by ``_row``)."""
+    fields = dataclasses.asdict(row)
+    del fields["paper"]
+    return fields
+
+
 def _per_d(values: Mapping[int, float], digits: int = 3) -> str:
     return ", ".join(f"d={d}: {format_number(v, digits)}" for d, v in sorted(values.items()))
 
@@ -129,15 +145,11 @@ def _per_d(values: Mapping[int, float], digits: int = 3) -> str:
 
 
 def _collapse_row(row_id, section, claim, names, errors, wrong, d_max, window, wrong_window,
-                  note, in_regime=True):
-    """One collapse row: deviations from the largest d on the right axis and on the wrong one.
-
-    ``in_regime`` False (the window leaves the claim's regime) makes the row fail.
-    """
+                  note):
+    """One collapse row: deviations from the largest d on the right axis and on the wrong one."""
     quantity, axis, other = names
     dims = sorted(errors)
-    passed = (in_regime and all(errors[d] < wrong[d] for d in dims)
-              and errors[dims[-1]] <= errors[dims[0]])
+    passed = (all(errors[d] < wrong[d] for d in dims) and errors[dims[-1]] <= errors[dims[0]])
     return _row(
         id=row_id, section=section, claim=claim,
         expected=f"deviation from the largest d shrinks with d and is smaller than on {other}",
@@ -169,9 +181,13 @@ def collapse_rows(runs: Mapping[int, Sequence[Trajectory]],
     shrinks v₁ until m = 0 loses stability at τ_inst (``teacher_mean``
     given: measured on each population flow), and the overlap escapes
     shortly after; from there the escape time varies between replicates
-    with their initial state.  Hence (i) the fast collapse needs its window
-    to end, at the smallest d, before half the earliest τ_inst of that d's
-    flows (else the row fails: the slow phase is inside the fast window);
+    with their initial state.  Hence (i) the fast collapse is compared on
+    t ≤ min(fast_horizon, ⅓ d_min τ_inst), τ_inst the earliest of the
+    smallest d's flows: by then the curvature of Φ at m = 0, which falls
+    about linearly to 0 at τ_inst, has lost at most a third, so the fast
+    phase still runs at nearly frozen moments (with fast_horizon = 2 at
+    d = 50 the window reached τ = 0.04 against τ_inst ≈ 0.056, and the
+    d = 50 means turned back up inside it);
     (ii) the SGD-against-flow row is judged on τ ≤ the earliest τ_inst of
     the largest d's flows, the regime of [P Ass. 5], with the gap over the
     whole window and the escape times reported beside.  Without
@@ -183,27 +199,51 @@ def collapse_rows(runs: Mapping[int, Sequence[Trajectory]],
     inst_max = _instability_times(flows[d_max], link, teacher_mean)
     inst_min = [t for t in inst_min if math.isfinite(t)]
     inst_max = [t for t in inst_max if math.isfinite(t)]
-    fast_in_regime = not inst_min or fast_horizon / d_min <= 0.5 * min(inst_min)
+    fast_window = (fast_horizon if not inst_min
+                   else min(fast_horizon, FAST_WINDOW_FRACTION * d_min * min(inst_min)))
     regime = ("" if not inst_min else
-              f"; fast window ends at τ = {format_number(fast_horizon / d_min)} at d = {d_min}, "
-              f"earliest τ_inst of its population flows {format_number(min(inst_min))} "
-              f"(in the regime of [P Ass. 5] when ≤ ½ τ_inst: {'yes' if fast_in_regime else 'no'})")
-    fast = collapse_errors(runs, axis="fast", quantity="mean", window=fast_horizon)
-    fast_wrong = collapse_errors(runs, axis="slow", quantity="mean", window=fast_horizon / d_min)
-    slow = collapse_errors(runs, axis="slow", quantity="overlap", window=horizon)
-    slow_wrong = collapse_errors(runs, axis="fast", quantity="overlap", window=horizon * d_min)
+              f"; window t ≤ min(t_fast = {fast_horizon:g}, {FAST_WINDOW_FRACTION:.2g} d τ_inst) "
+              f"with d = {d_min} and τ_inst = {format_number(min(inst_min))}, the earliest "
+              "instability time of its population flows (the fast phase at frozen moments, "
+              "before the slow flow destabilises m = 0)")
+    fast = collapse_errors(runs, axis="fast", quantity="mean", window=fast_window)
+    fast_wrong = collapse_errors(runs, axis="slow", quantity="mean", window=fast_window / d_min)
+    slow = collapse_errors(runs, axis="slow", quantity="abs_overlap", window=horizon)
+    slow_wrong = collapse_errors(runs, axis="fast", quantity="abs_overlap",
+                                 window=horizon * d_min)
+    slow_flows = collapse_errors(flows, axis="slow", quantity="abs_overlap", window=horizon)
     m_range = float(np.ptp(np.concatenate([student_mean(r) for r in runs[d_max]])))
+    escape_stats = {d: mean_and_sem([escape_time(run, ESCAPE_OVERLAP) for run in runs[d]])
+                    for d in dims}
+    escape_text = ", ".join(f"d={d}: {format_number(m)} ± {format_number(e, 2)}"
+                            for d, (m, e, _) in escape_stats.items())
+    slow_row = _collapse_row(
+        f"p2-untied-slow-collapse-{link}", "§5.3 U1, [P eqs. 29–32, 38]",
+        f"untied {link}: the symmetric overlap collapses for different d on the slow time "
+        "τ = lr n/d", ("|s|", "τ", "t"), slow, slow_wrong, d_max, horizon, horizon * d_min,
+        f"; seed means of |s| over {', '.join(str(len(runs[d])) for d in dims)} replicates "
+        f"(the escape branch, the sign of s, differs between replicates); the population flows "
+        f"from the same initial states: {_per_d(slow_flows)}; escape time (|s| ≥ "
+        f"{ESCAPE_OVERLAP:g}) on τ, mean ± s.e.: {escape_text}")
+    if not slow_row.passed and inst_max and horizon > min(inst_max):
+        # the escape lies beyond τ_inst, where Φ is no longer strongly convex in m [P Ass. 5]:
+        # outside Theorem 3, the escape time drifts with d and scatters with the initial state
+        slow_row = _row(**{**_fields(slow_row), "verdict": OVERSTATED,
+                           "note": slow_row.note + (
+                               f". Overstated: the window reaches past τ_inst (earliest "
+                               f"{format_number(min(inst_max))} at d = {d_max}), where m = 0 "
+                               "loses stability and [P Ass. 5] fails; the escape follows τ_inst, "
+                               "whose replicate spread falls like d^-1/2 and whose mean still "
+                               "drifts with d (docs/paper2.md §5.3), so on these d the curves "
+                               "collapse only before the escape")})
     fast_row = _collapse_row(f"p2-untied-fast-collapse-{link}", "§5.3 U1, [P eqs. 28, 36]",
                              f"untied {link}: the student mean m(n) collapses for different d on "
                              "the fast time t = lr n", ("m", "t", "τ"), fast, fast_wrong, d_max,
-                             fast_horizon, fast_horizon / d_min,
+                             fast_window, fast_window / d_min,
                              f"; m moves by {format_number(m_range)} over the run (d={d_max}); "
-                             "seed means" + regime, in_regime=fast_in_regime)
+                             "seed means" + regime)
     out = [fast_row,
-           _collapse_row(f"p2-untied-slow-collapse-{link}", "§5.3 U1, [P eqs. 29–32, 38]",
-                         f"untied {link}: the symmetric overlap collapses for different d on "
-                         "the slow time τ = lr n/d", ("s", "τ", "t"), slow, slow_wrong, d_max,
-                         horizon, horizon * d_min, "")]
+           slow_row]
     # theory: the fast flow (eq. 28, d → ∞) for m; population and slaved flows for s
     deviation = {}
     for d in dims:
