@@ -129,10 +129,14 @@ def test_fast_collapse_window_ends_before_the_slow_instability():
         assert f"on t ≤ {expected:g}:" in fast.measured
         theory = next(row for row in rows if row.id == "p2-untied-slow-phase-theory-h2")
         assert f"τ ≤ {tau_inst:.3g}" in theory.note
-    # without the teacher mean: the whole windows
-    rows = paper2_untied.collapse_rows(runs, runs, runs[400], link="h2", fast_horizon=2 * window,
-                                       horizon=0.2)
-    assert f"on t ≤ {2 * window:g}:" in rows[0].measured
+    # without the teacher mean, or above the threshold (m = 0 unstable from the start): the
+    # whole windows
+    for teacher_mean in (None, 2.0):
+        rows = paper2_untied.collapse_rows(runs, runs, runs[400], link="h2",
+                                           fast_horizon=2 * window, horizon=0.2,
+                                           teacher_mean=teacher_mean)
+        assert f"on t ≤ {2 * window:g}:" in rows[0].measured
+        assert "τ ≤ 0.2 at d = 400" in rows[3].note
 
 
 def test_slow_collapse_uses_the_overlap_magnitude_and_flags_the_escape():

@@ -197,8 +197,10 @@ def collapse_rows(runs: Mapping[int, Sequence[Trajectory]],
     d_min, d_max = dims[0], dims[-1]
     inst_min = _instability_times(flows[d_min], link, teacher_mean)
     inst_max = _instability_times(flows[d_max], link, teacher_mean)
-    inst_min = [t for t in inst_min if math.isfinite(t)]
-    inst_max = [t for t in inst_max if math.isfinite(t)]
+    # τ_inst = 0: m = 0 unstable from the start, the fast phase goes to a stable m* ≠ 0 and
+    # [P Ass. 5] holds there; NaN: m = 0 stays stable.  Neither limits the windows.
+    inst_min = [t for t in inst_min if math.isfinite(t) and t > 0]
+    inst_max = [t for t in inst_max if math.isfinite(t) and t > 0]
     fast_window = (fast_horizon if not inst_min
                    else min(fast_horizon, FAST_WINDOW_FRACTION * d_min * min(inst_min)))
     regime = ("" if not inst_min else
