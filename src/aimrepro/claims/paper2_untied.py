@@ -235,9 +235,9 @@ def collapse_rows(runs: Mapping[int, Sequence[Trajectory]],
                                f". Overstated: the window reaches past τ_inst (earliest "
                                f"{format_number(min(inst_max))} at d = {d_max}), where m = 0 "
                                "loses stability and [P Ass. 5] fails; the escape follows τ_inst, "
-                               "whose replicate spread falls like d^-1/2 and whose mean still "
-                               "drifts with d (docs/paper2.md §5.3), so on these d the curves "
-                               "collapse only before the escape")})
+                               "which scatters between replicates and whose mean drifts with d "
+                               "(docs/paper2.md §5.3), so the curves collapse on τ only before "
+                               "the escape")})
     fast_row = _collapse_row(f"p2-untied-fast-collapse-{link}", "§5.3 U1, [P eqs. 28, 36]",
                              f"untied {link}: the student mean m(n) collapses for different d on "
                              "the fast time t = lr n", ("m", "t", "τ"), fast, fast_wrong, d_max,
