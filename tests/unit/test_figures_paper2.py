@@ -336,11 +336,13 @@ def test_figure3_every_replicate_and_its_flow_on_linear_and_log_axes():
 
 
 def test_figure_s4_mean_on_the_fast_time_overlap_on_the_slow_time_and_the_limits():
-    def run(d, shift, end=0.2):
+    def run(d, shift, end=0.2, sign=1.0):
         tau = np.linspace(0, end, 41)
-        return untied_trajectory(d, tau, lambda t: 4 * t + shift, lambda t: 0.5 + 0.1 * np.minimum(t * d, 5),
+        return untied_trajectory(d, tau, lambda t: sign * (4 * t + shift),
+                                 lambda t: 0.5 + 0.1 * np.minimum(t * d, 5),
                                  flow_mean=lambda t: 0.55 + 0.1 * np.minimum(t * d, 5))
-    runs = {d: [run(d, 0.0), run(d, 0.02)] for d in (100, 200)}
+    # one replicate on the other branch (s < 0): the panel shows |s|
+    runs = {d: [run(d, 0.0), run(d, 0.02, sign=-1.0 if d == 100 else 1.0)] for d in (100, 200)}
     flows = {100: [run(100, 0.0), run(100, 0.02, end=0.1)], 200: runs[200]}  # one flow stops early
     fig = draw_figure_s4(runs, flows, runs[200], fast_horizon=5.0, horizon=0.2, n_markers=6)
     left, right = fig.axes
@@ -369,7 +371,7 @@ def test_figure_s4_mean_on_the_fast_time_overlap_on_the_slow_time_and_the_limits
     assert left.get_xlabel() == r"fast time $t = \alpha n$"
     assert right.get_xlabel() == r"slow time $\tau = \alpha n/d$"
     assert left.get_ylabel() == r"student mean $m = \mathrm{Tr}\,UV^\top/\sqrt{d}$"
-    assert right.get_ylabel() == r"symmetric overlap $s$"
+    assert right.get_ylabel() == r"symmetric overlap $|s|$"
     assert legend_texts(left) == ["d = 100", "d = 200"]
     assert legend_texts(right) == ["SGD", "population flow", r"$d\to\infty$: eq. 28 / slaved flow"]
     assert fig.get_suptitle() == ""

@@ -92,3 +92,72 @@ def test_untied_claims_pass_on_an_ideal_synthetic_experiment():
     assert all(verdicts.values()), [k for k, v in verdicts.items() if not v]
     sign_row = next(row for row in rows if row.id == "p2-untied-sign-h2")
     assert sign_row.measured == "9/9"
+
+
+def _shrinking(run, tau_zero):
+    """``run`` with a student variance (Ω₁₁ = Ψ₁₁) shrinking on τ: m = 0 loses stability at some τ_inst."""
+    from aimrepro.paper2.trajectory import Trajectory
+
+    columns = dict(run.columns())
+    variance = 0.5 * np.maximum(1.0 - np.asarray(columns["t_ode"]) / tau_zero, 0.05)
+    columns["Omega11"], columns["Psi11"] = variance, variance.copy()
+    return Trajectory.from_columns(columns, run.d)
+
+
+def _overlap_run(d, scale):
+    """S4-like run with overlap scale·min(5τ, 0.9) (negative scale: the other branch)."""
+    tau = np.union1d(np.linspace(0, 0.2, 41), np.linspace(0, 6.0 / d, 31))
+    mean = lambda t: 0.5 + 0.1 * np.minimum(t * d, 6.0) + 1.0 / d   # noqa: E731 -- on t
+    return untied_trajectory(d, tau, lambda t: scale * np.minimum(5 * t, 0.9), mean,
+                             flow_mean=mean)
+
+
+def test_fast_collapse_window_ends_before_the_slow_instability():
+    from aimrepro.paper2.losses import MSELoss, make_link
+    from aimrepro.paper2.population import Potential
+
+    runs = {d: [_shrinking(_s4(d), 0.2)] for d in (100, 200, 400)}
+    potential = Potential(MSELoss(make_link("h2"), make_link("h2"), 0.5), 1)
+    tau_inst = analysis.instability_time(runs[100][0], potential, 0.5)
+    assert 0 < tau_inst < 0.2
+    window = paper2_untied.FAST_WINDOW_FRACTION * 100 * tau_inst
+    for fast_horizon, expected in ((2 * window, window), (0.5 * window, 0.5 * window)):
+        rows = paper2_untied.collapse_rows(runs, runs, runs[400], link="h2",
+                                           fast_horizon=fast_horizon, horizon=0.2,
+                                           teacher_mean=0.5)
+        fast = next(row for row in rows if row.id == "p2-untied-fast-collapse-h2")
+        assert f"on t ≤ {expected:g}:" in fast.measured
+        theory = next(row for row in rows if row.id == "p2-untied-slow-phase-theory-h2")
+        assert f"τ ≤ {tau_inst:.3g}" in theory.note
+    # without the teacher mean, or above the threshold (m = 0 unstable from the start): the
+    # whole windows
+    for teacher_mean in (None, 2.0):
+        rows = paper2_untied.collapse_rows(runs, runs, runs[400], link="h2",
+                                           fast_horizon=2 * window, horizon=0.2,
+                                           teacher_mean=teacher_mean)
+        assert f"on t ≤ {2 * window:g}:" in rows[0].measured
+        assert "τ ≤ 0.2 at d = 400" in rows[3].note
+
+
+def test_slow_collapse_uses_the_overlap_magnitude_and_flags_the_escape():
+    """Replicates escaping on opposite branches collapse in |s|; a failing window past τ_inst is overstated."""
+    mixed = {d: [_overlap_run(d, 1.0), _overlap_run(d, 1.0 if d < 400 else -1.0)]
+             for d in (100, 200, 400)}
+    signed = paper2_untied.collapse_errors(mixed, axis="slow", quantity="overlap", window=0.2)
+    magnitude = paper2_untied.collapse_errors(mixed, axis="slow", quantity="abs_overlap",
+                                              window=0.2)
+    assert signed[100] > 0.8 and magnitude[100] < 1e-9
+    with pytest.raises(ValueError, match="quantity"):
+        paper2_untied.collapse_errors(mixed, axis="slow", quantity="m", window=0.2)
+    # overlap curves that do not collapse on τ: FAIL before τ_inst, overstated past it
+    late = {d: [_shrinking(_overlap_run(d, 0.5 if d < 400 else 1.0), 0.2)] for d in (100, 200, 400)}
+    potential = paper2_untied.Potential(paper2_untied.MSELoss(
+        paper2_untied.make_link("h2"), paper2_untied.make_link("h2"), 0.5), 1)
+    tau_inst = analysis.instability_time(late[400][0], potential, 0.5)
+    verdicts = {}
+    for horizon in (0.5 * tau_inst, 0.2):
+        rows = paper2_untied.collapse_rows(late, late, late[400], link="h2", fast_horizon=1.0,
+                                           horizon=horizon, teacher_mean=0.5)
+        verdicts[horizon] = next(r for r in rows if r.id == "p2-untied-slow-collapse-h2")
+    assert verdicts[0.5 * tau_inst].verdict == "FAIL"
+    assert verdicts[0.2].verdict == "overstated" and "[P Ass. 5]" in verdicts[0.2].note

@@ -29,6 +29,7 @@ def main(smk) -> None:
             figureS4_limits=[t for g in load_groups(p.figureS4_limits, lambda r: r["d"],
                                                     path="limit_path").values() for t in g],
             s4_link=s4["link"], s4_fast_horizon=s4["fast_horizon"], s4_horizon=s4["horizon"],
+            s4_teacher_mean=s4["teacher_mean"],
             figureS5=load_groups(p.figureS5, s5_key),
             figureS5_flows=load_groups(p.figureS5, s5_key, path="flow_path"),
             fast_states=read_table(smk.input.fast_states), s5_link=s5["link"],

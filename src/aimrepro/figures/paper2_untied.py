@@ -168,6 +168,10 @@ def _plateau_inset(ax, plateau: Mapping[int, Sequence[Trajectory]], start: float
                     + r", $\propto 1/d$ dotted", fontsize=5, pad=2)
 
 
+def _overlap_magnitude(run: Trajectory) -> np.ndarray:
+    return np.abs(run.symmetric_overlap)
+
+
 def draw_figure_s4(runs: Mapping[int, Sequence[Trajectory]],
                    flows: Mapping[int, Sequence[Trajectory]], limits: Sequence[Trajectory], *,
                    fast_horizon: float, horizon: float, n_markers: int = 25) -> Figure:
@@ -175,7 +179,9 @@ def draw_figure_s4(runs: Mapping[int, Sequence[Trajectory]],
 
     One colour per d: SGD markers, population-flow lines.  Black dashed: the
     d → ∞ theory, the fast flow [P eq. 28] (left, from the largest d's
-    initial state) and the slaved slow flow (right).
+    initial state) and the slaved slow flow (right).  The overlap panel shows |s|:
+    for an even link S → −S is a symmetry, and each replicate escapes on the branch
+    sign(m*·m₂) its initial state selects, so signed means would mix the branches.
     """
     dims = sorted(runs)
     colours = rho_colours(dims)
@@ -185,24 +191,24 @@ def draw_figure_s4(runs: Mapping[int, Sequence[Trajectory]],
         fig, (left, right) = new_figure()
         for d in dims:
             _markers(left, runs[d], _t_fast, student_mean, fast_grid, colours[d], f"d = {d}")
-            _markers(right, runs[d], _tau, lambda r: r.symmetric_overlap, slow_grid, colours[d],
+            _markers(right, runs[d], _tau, _overlap_magnitude, slow_grid, colours[d],
                      f"d = {d}")
             if flows.get(d):
                 _line(left, flows[d], _t_fast, lambda r: r.extra["m_flow"],
                       np.linspace(0, fast_horizon, 300), colours[d], lw=0.9)
-                _line(right, flows[d], _tau, lambda r: r.symmetric_overlap,
+                _line(right, flows[d], _tau, _overlap_magnitude,
                       np.linspace(0, horizon, 300), colours[d], lw=0.9)
         largest = flows.get(dims[-1], [])
         if largest:
             _line(left, largest, _t_fast, lambda r: r.extra["m_fast"],
                   np.linspace(0, fast_horizon, 300), LIMIT_COLOUR, ls="--", lw=1.0)
         if limits:
-            _line(right, limits, _tau, lambda r: r.symmetric_overlap,
+            _line(right, limits, _tau, _overlap_magnitude,
                   np.linspace(0, horizon, 300), LIMIT_COLOUR, ls="--", lw=1.0)
         left.set_xlabel(r"fast time $t = \alpha n$")
         left.set_ylabel(r"student mean $m = \mathrm{Tr}\,UV^\top/\sqrt{d}$")
         right.set_xlabel(r"slow time $\tau = \alpha n/d$")
-        right.set_ylabel(r"symmetric overlap $s$")
+        right.set_ylabel(r"symmetric overlap $|s|$")
         left.legend(frameon=False, fontsize=6, loc="lower right")
         handles = [Line2D([], [], color="0.3", marker="o", ls="none", ms=3, label="SGD"),
                    Line2D([], [], color="0.3", lw=0.9, label="population flow"),
