@@ -7,18 +7,16 @@ run once with ``--cores 2`` (the jobs get 2 threads) and once with
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 
 import pytest
 
-from conftest import copy_repository, run_snakemake, science_api_missing
-from test_gd_workflow import GD_CONFIG
+from conftest import copy_repository, run_snakemake, tiny_paper1_config
 
 pytestmark = pytest.mark.workflow
 
-CONFIG = copy.deepcopy(GD_CONFIG)
+CONFIG = tiny_paper1_config()
 CONFIG["scales"]["quick"]["gd"] = {"d": 12, "seeds": 1, "inits": 3, "alpha_stride": 16, "alphaT_max": 3.2,
                                    "threads": 2, "block": 1}
 CONFIG["paper1"]["figure2"]["right"]["gd"]["Ts"] = [2]
@@ -30,8 +28,6 @@ def gd_results(workdir):
 
 
 def test_two_threads_and_one_give_the_same_bytes(tmp_path):
-    if science_api_missing():
-        pytest.skip(science_api_missing())
     workdir = copy_repository(tmp_path / "aimrepro", CONFIG)
     run_snakemake(workdir, "--cores", "2", "--until", "gd_run")
     with_two = gd_results(workdir)
