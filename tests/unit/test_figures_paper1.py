@@ -94,7 +94,7 @@ def test_figure1_draws_each_curve_in_its_channels_style_with_unconverged_points_
     assert ax_left.containers == [] and ax_right.containers == []
     # axes as in the paper
     assert (ax_left.get_xscale(), ax_left.get_yscale()) == ("log", "log")
-    assert ax_left.get_xlim() == pytest.approx((0.03, 10)) and ax_left.get_ylim() == pytest.approx((0.03, 1.1))
+    assert ax_left.get_xlim() == pytest.approx((0.03, 10)) and ax_left.get_ylim() == pytest.approx((1e-3, 1.1))
     assert (ax_right.get_xscale(), ax_right.get_yscale()) == ("log", "linear")
     assert ax_right.get_xlim() == pytest.approx((0.1, 20)) and ax_right.get_ylim() == pytest.approx((0, 1.05))
     assert ax_left.get_xlabel() == r"$\alpha = n/d^2$"
@@ -103,8 +103,9 @@ def test_figure1_draws_each_curve_in_its_channels_style_with_unconverged_points_
     # one legend, on the right: rho, the limit, each channel, the thresholds
     assert ax_left.get_legend() is None
     assert legend_texts(ax_right) == [r"$\rho = 0.5$", r"$\rho = 2$", r"$\rho \to 0$",
-                                      "published formula (B1)", "corrected derivative",
-                                      r"$\bar\alpha_c$ ($\rho \to 0$)"]
+                                      "published formula (B1)", "corrected derivative"] + [
+        rf"$\bar\alpha_c = {value:.3f}$, {label}" for value, label in
+        ((thresholds["hardmax_paper"], "published formula (B1)"), (thresholds["hardmax"], "corrected derivative"))]
 
 
 def test_figure1_amp_markers_filled_for_converged_runs_hollow_for_stalled_ones():

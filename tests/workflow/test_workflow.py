@@ -53,6 +53,10 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
     amp, gd = plan.amp_curves(scale), plan.figure2_gd_curves(scale)
     amp_runs = {path for curve in amp for per_alpha in curve["runs"] for path in per_alpha}
     gd_runs = {path for curve in gd for per_alpha in curve["runs"] for path in per_alpha}
+    # the claims' finite-size trends add runs at other d (sharing the figures' where they meet)
+    amp_runs |= set(plan.trend_runs(scale, "amp"))
+    gd_runs |= set(plan.trend_runs(scale, "gd"))
+    tokens_runs = plan.tokens_amp_runs(scale)
     datasets = set()  # the dataset each run reads (rule aim_dataset_<scale>)
     for path in amp_runs:
         fields = paths.AMP_RUN.parse(path)
@@ -63,10 +67,13 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         fields = paths.GD_RUN.parse(path)
         datasets.add(paths.DATASET.format(scale, **{key: fields[key] for key in
                                                     ("link", "T", "rho", "d", "alpha", "seed")}))
+    datasets |= column(tokens_runs, "data")
     tied = (plan.figure2_runs(scale) + plan.figureS3_runs(scale) + plan.figure1_moment_runs(scale)
             + plan.figure4_moment_runs(scale))
     untied = (plan.figure3_untied_runs(scale) + plan.figureS4_runs(scale)
               + plan.figureS5_runs(scale))
+    ensembles = (plan.figure2_flow_ensembles(scale) + plan.figureS3_flow_ensembles(scale)
+                 + plan.strong_recovery_ensembles(scale))
     moments = plan.figure1_moment_runs(scale) + plan.figure4_moment_runs(scale)
     expected = {
         "se_curve": column(plan.figure1_curves(scale) + plan.figure2_curves(scale)),
@@ -81,12 +88,22 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         "moment_truncations": column(moments, "truncations_path"),
         "riccati_flow": column(plan.figure4_moment_runs(scale), "exact_path"),
         "truncation_error": column(plan.figureS6_tables(scale)),
-        "untied_sgd_run": column(untied),
+        "untied_sgd_run": column(untied) | column(plan.figure3_plateau_runs(scale)),
         "untied_theory": column(untied, "flow_path") | column(plan.figureS4_limit_runs(scale),
                                                                "limit_path"),
         "untied_fast_states": {plan.fast_states_path(scale)},
+        "se_generalisation": column(plan.figureS2_gen_curves(scale)),
+        "fisher_table": column(plan.fisher_tables(scale)),
+        "tokens_se_curve": column(plan.tokens_curves(scale)),
+        "tokens_amp_run": column(tokens_runs),
+        "flow_ensemble": column(ensembles),
+        "tied_velocity": column(plan.tied_velocity_tables(scale)),
+        "truncation_radius": {plan.figure4_radius(scale)["path"]},
+        "untied_velocity": column(plan.untied_velocity_tables(scale)),
+        "untied_truncation": column(plan.untied_truncation_tables(scale)),
         "claims": {paths.claims_table(scale)},
     }
+    expected = {rule: outputs for rule, outputs in expected.items() if outputs}
     for name in plan.figures():
         expected[name] = {paths.figure_paths(scale, name)["pdf"]}
     for topic, fragment in zip(plan.claim_topics(scale), plan.claim_fragments(scale)):
