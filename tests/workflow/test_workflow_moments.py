@@ -27,8 +27,8 @@ pytestmark = pytest.mark.workflow
 def test_tiny_moment_figures_run_end_to_end(tiny_paper2_run):
     root = tiny_paper2_run
     tables = sorted((root / "results/quick/moments").glob("*/*/*.csv"))
-    # truncations: 2 replicates x (Figure 1, Figure 4); S6: one table per weight decay
-    assert len(tables) == 4 + 2
+    # truncations: 2 replicates x (Figure 1, Figure 4); S6: one table per weight decay; Figure 4's radius
+    assert len(tables) == 4 + 2 + 1
     for table in tables:
         sidecar = json.loads(table.with_suffix(".json").read_text())
         assert sidecar["diagnostics"]["converged"], table
@@ -46,5 +46,6 @@ def test_tiny_moment_figures_run_end_to_end(tiny_paper2_run):
     for claim_id in ("p2-trunc-exponential-linear", "p2-trunc-horizon-gamma0",
                      "p2-trunc-horizon-weight-decay", "p2-fig1-flow-matches-sgd",
                      "p2-fig1-trunc-exponential", "p2-fig1-more-orders-better",
-                     "p2-fig4-riccati-matches-sgd", "p2-fig4-more-orders-better"):
+                     "p2-fig4-riccati-matches-sgd", "p2-fig4-more-orders-better",
+                     "p2-fig4-truncation-radius"):
         assert claim_id in claims, claim_id

@@ -57,11 +57,12 @@ def test_tiny_paper2_run_writes_results_with_sidecars(tiny_paper2_run):
         sidecar = json.loads(pdf.with_suffix(".json").read_text())
         assert set(sidecar["inputs"]) == paper2_figure_inputs(plan, "quick", name), name
     claims = (root / "results/quick/claims.md").read_text()
-    for claim_id in ("p2-thm1-gap-softmax", "p2-thm1-linear-exact", "p2-tied-initial-slope-h1",
+    for claim_id in ("p2-thm1-gap-softmax", "p2-thm1-linear-exact", "p2-eq23-cross-gradient-sign",
                      "p2-tied-twr-flat-h1", "p2-direct-twr-grows-h1", "p2-fig2-both-recover-h1",
                      "p2-fig2-direct-uninformative-h2", "p2-tied-samples-d2logd-h1"):
         assert claim_id in claims, claim_id
     # no simulation sizes for paper 1 in this config: its AMP and GD claims are named as unmeasured
     [not_measured] = [line for line in claims.splitlines() if line.startswith("Not measured")]
     assert not_measured == ("Not measured at this scale: paper1_amp (no AMP sizes in scales.quick.amp); "
-                            "paper1_gd (no GD sizes in scales.quick.gd)")
+                            "paper1_gd (no GD sizes in scales.quick.gd); "
+                            "paper1_hardmax_tokens (no paper1.hardmax_tokens in the config)")
