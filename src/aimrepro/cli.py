@@ -623,7 +623,8 @@ def _run_tabled_se(args: argparse.Namespace, subparser: argparse.ArgumentParser)
           f"{args.table_samples}, --table-seed {args.table_seed} (~{seconds:.2g} s CPU)",
           file=sys.stderr)
     try:
-        table = ht.fisher_table(args.T, x, ht.table_samples(x, args.table_samples), args.table_seed)
+        with _one_blas_thread():  # as the pipeline's fisher_table job: the same table, bit for bit
+            table = ht.fisher_table(args.T, x, ht.table_samples(x, args.table_samples), args.table_seed)
         fit = ht.fit_fisher_table(table)
         alphas = sorted(args.alpha)
         for point in ht.se_curve(fit, alphas, args.rho):
@@ -698,6 +699,12 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     return 0
 
 
+def _one_blas_thread():
+    """numpy's BLAS on one thread for the enclosed block (the pipeline's single-threaded jobs)."""
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     from aimrepro.paper1.amp import CHANNEL_LINK, run_on_dataset
     from aimrepro.paper1.channels import make_channel
@@ -709,7 +716,9 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
         spec = DatasetSpec(link=CHANNEL_LINK[args.channel], T=args.T, rho=args.rho, d=args.d,
                            alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta)
         dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
-        run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=args.backend)
+        # one BLAS thread, as the pipeline's amp_run job has: the same point gives the same bits
+        with _one_blas_thread():
+            run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=args.backend)
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
