@@ -67,6 +67,7 @@ __all__ = [
     "riccati_solution",
     "solve_truncation",
     "spectral_first_moment",
+    "word_traces",
 ]
 
 Word = tuple[int, ...]
@@ -189,6 +190,36 @@ def project_psd(q: np.ndarray) -> np.ndarray:
     return (V * np.clip(lam, 0.0, None)) @ V.T
 
 
+def word_traces(words: Sequence[Word], matrices: Sequence[np.ndarray], *,
+                symmetric: bool) -> np.ndarray:
+    """Tr(Z_{k₁} ⋯ Z_{k_w})/d for every word, each prefix product formed once.
+
+    Depth-first over the trie of prefixes: in lexicographic order the words
+    sharing a prefix are contiguous, so a stack holds the products along the
+    current path (memory O(M d²)) and every prefix product is formed once:
+    O(n_prefixes d³), O(d²) per word for the last factor and the trace.
+    ``symmetric`` matrices use Tr(P S) = Σ P ∘ S, others Σ P ∘ Zᵀ.
+    """
+    d = matrices[0].shape[0]
+    mu = np.empty(len(words))
+    stack: list[tuple[Word, np.ndarray]] = []
+    for i in sorted(range(len(words)), key=lambda j: words[j]):
+        word = words[i]
+        if len(word) == 1:
+            mu[i] = np.trace(matrices[word[0]]) / d
+            continue
+        prefix = word[:-1]
+        while stack and stack[-1][0] != prefix[:len(stack[-1][0])]:
+            stack.pop()
+        while len(stack) < len(prefix):
+            j = len(stack)
+            product = matrices[prefix[0]] if j == 0 else stack[-1][1] @ matrices[prefix[j]]
+            stack.append((prefix[:j + 1], product))
+        last = matrices[word[-1]]
+        mu[i] = np.sum(stack[-1][1] * (last if symmetric else last.T)) / d
+    return mu
+
+
 def initial_moments(basis: WordBasis, matrices: Sequence) -> np.ndarray:
     """μ_α(0) = Tr(S_{k₁} ⋯ S_{k_w})/d for every class of ``basis``, from the matrices themselves.
 
@@ -214,26 +245,7 @@ def initial_moments(basis: WordBasis, matrices: Sequence) -> np.ndarray:
             raise ValueError(f"matrices must all be {d}×{d}, got {S.shape}")
         if not np.allclose(S, S.T, rtol=1e-12, atol=1e-12 * np.abs(S).max()):
             raise ValueError("the tied hierarchy needs symmetric matrices")
-    mu = np.empty(len(basis))
-    # Depth-first over the trie of prefixes: in lexicographic order the words
-    # sharing a prefix are contiguous, so a stack holds the products along the
-    # current path (memory O(M d²)) and every prefix product is formed once.
-    stack: list[tuple[Word, np.ndarray]] = []
-    for i in sorted(range(len(basis)), key=lambda j: basis.words[j]):
-        word = basis.words[i]
-        if len(word) == 1:
-            mu[i] = np.trace(dense[word[0]]) / d
-            continue
-        prefix = word[:-1]
-        while stack and stack[-1][0] != prefix[:len(stack[-1][0])]:
-            stack.pop()
-        while len(stack) < len(prefix):
-            j = len(stack)
-            product = dense[prefix[0]] if j == 0 else stack[-1][1] @ dense[prefix[j]]
-            stack.append((prefix[:j + 1], product))
-        # Tr(P S) = Σ P ∘ Sᵀ = Σ P ∘ S for symmetric S
-        mu[i] = np.sum(stack[-1][1] * dense[word[-1]]) / d
-    return mu
+    return word_traces(basis.words, dense, symmetric=True)
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from aimrepro.paper2.moments import Word, word_traces
 from aimrepro.paper2.population import IndexLaw, Potential
 from aimrepro.paper2.trajectory import OrderParameters, Trajectory
 from aimrepro.paper2.untied.fast import MeanLandscape, fast_fixed_point
@@ -99,7 +100,6 @@ _SUBSTITUTIONS = {
          ("b12", -2, (_MT, _NT)), ("gamma", -2, (_B,))],
 }
 
-Word = tuple[int, ...]
 
 
 def _letters(word: Sequence) -> Word:
@@ -243,22 +243,7 @@ def untied_initial_moments(basis: UntiedWordBasis, U: np.ndarray, V: np.ndarray,
     d = mats[0].shape[0]
     if mats[4].shape != (d, d):
         raise ValueError(f"teacher is {mats[4].shape}, student {d}×{d}")
-    mu = np.empty(len(basis))
-    stack: list[tuple[Word, np.ndarray]] = []
-    for i in sorted(range(len(basis)), key=lambda j: basis.words[j]):
-        word = basis.words[i]
-        if len(word) == 1:
-            mu[i] = np.trace(mats[word[0]]) / d
-            continue
-        prefix = word[:-1]
-        while stack and stack[-1][0] != prefix[:len(stack[-1][0])]:
-            stack.pop()
-        while len(stack) < len(prefix):
-            j = len(stack)
-            product = mats[prefix[0]] if j == 0 else stack[-1][1] @ mats[prefix[j]]
-            stack.append((prefix[:j + 1], product))
-        mu[i] = np.sum(stack[-1][1] * mats[word[-1]].T) / d      # Tr(P Z) = Σ P ∘ Zᵀ
-    return mu
+    return word_traces(basis.words, mats, symmetric=False)
 
 
 @dataclass(frozen=True, eq=False)
