@@ -255,6 +255,57 @@ def snakemake_plan(workdir: Path, *args: str) -> SnakemakePlan:
     return parse_summary(run_snakemake(workdir, "--summary", *args).stdout)
 
 
+# --- parallel runs (pytest-xdist) ------------------------------------------------------
+
+#: Test modules whose tests share a costly session build, by build.  Each
+#: xdist worker would make its own build, and some tests edit the tiny runs
+#: (then restore them), so every test of these modules runs on one worker:
+#: one scheduling unit per build, one per other test.  Whole modules, because
+#: xdist's controller sees test ids, not fixtures (and pytest 9.2 no longer
+#: lets xdist's ``xdist_group`` marks rename a test id);
+#: ``test_every_user_of_a_shared_build_runs_in_its_group`` keeps this table true.
+SHARED_BUILD_MODULES = {
+    "tests/workflow/test_workflow_paper2.py": "tiny_paper2_run",
+    "tests/workflow/test_workflow_moments.py": "tiny_paper2_run",
+    "tests/workflow/test_workflow_untied.py": "tiny_paper2_run",
+    "tests/workflow/test_workflow.py": "tiny_run",
+    "tests/workflow/test_amp_workflow.py": "tiny_run",
+    "tests/workflow/test_gd_workflow.py": "tiny_run",
+    "tests/workflow/test_report.py": "tiny_run",
+    # one throwaway Slurm per session, brought up and torn down by one worker
+    "tests/cluster/test_slurm.py": "cluster",
+}
+
+
+def shared_build_of(nodeid: str) -> str | None:
+    """The shared build whose worker runs the test ``nodeid``, or None."""
+    return SHARED_BUILD_MODULES.get(nodeid.split("::", 1)[0])
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pytest-xdist is a test extra; without it the suite runs serially
+    LoadScopeScheduling = None
+
+if LoadScopeScheduling is not None:
+    class SharedBuildScheduling(LoadScopeScheduling):
+        """xdist's scope scheduling with a scope per shared build and one per other test.
+
+        xdist hands out the scopes with the most tests first, so the two tiny
+        runs start at once, one per worker, and the single tests fill in.
+        """
+
+        def _split_scope(self, nodeid: str) -> str:
+            return shared_build_of(nodeid) or nodeid
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(config, log):
+        """``-n N`` (pyproject: ``-n auto``) schedules by shared build; other ``--dist`` modes as xdist does."""
+        if config.getvalue("dist") != "load":
+            return None
+        return SharedBuildScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def repo_copy(tmp_path_factory) -> Path:
     """A pristine copy of the repository, shared by the tests that run no jobs: never modify it."""
@@ -614,3 +665,4 @@ def untied_trajectory(d, tau, overlap, mean, *, blew_up=False, flow_mean=None):
         extra.update(m_flow=flow_mean(tau), m_fast=flow_mean(tau))
     return Trajectory(tau, np.stack([columns[n] for n in ORDER_NAMES], axis=1), d, blew_up,
                       tau[-1] if blew_up else math.nan, extra)
+

@@ -6,7 +6,7 @@ sidecar, and the claim rows are there.
 
 That the default config plans these figures at both scales, with the paper's
 d = 400, lr 0.01, batch 512 at paper scale, is checked once for every figure
-(test_workflow.py, and ``Plan`` in tests/unit/test_workflow_lib.py); that a
+(test_plan_workflow.py, and ``Plan`` in tests/unit/test_workflow_lib.py); that a
 moment section without its size preset fails with one line is a unit test of
 the Snakefile's validation (test_workflow_lib.py).
 """

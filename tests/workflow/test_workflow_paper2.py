@@ -7,7 +7,7 @@ paper-2 rows.
 
 That the default config plans paper 2's figures at both scales, with the
 paper's d and batch at paper scale, is checked once for every figure
-(test_workflow.py, and ``Plan`` in tests/unit/test_workflow_lib.py); that a
+(test_plan_workflow.py, and ``Plan`` in tests/unit/test_workflow_lib.py); that a
 stop overlap below the recovery threshold fails with one line is a unit test
 of the Snakefile's validation (test_workflow_lib.py).
 """

@@ -6,7 +6,7 @@ Figures 3, S4, S5 and the claims fragment, each with its sidecar.
 
 That the default config plans Figures 3, S4, S5 at both scales, with the
 paper's d = 800, lr 0.01 and batch 4096 at paper scale, is checked once for
-every figure (test_workflow.py, and ``Plan`` in tests/unit/test_workflow_lib.py);
+every figure (test_plan_workflow.py, and ``Plan`` in tests/unit/test_workflow_lib.py);
 that the untied sections come together (one missing is one clear line) is a
 unit test of the Snakefile's validation (test_workflow_lib.py).
 """
