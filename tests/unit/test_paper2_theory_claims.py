@@ -268,6 +268,23 @@ def test_untied_truncation_table_converges_in_m_and_its_row_judges_it():
     order[table["order"] == 2], order[table["order"] == 4] = 4, 2
     swapped["order"] = order
     assert not paper2_untied.truncation_rows([(case, swapped)])[0].passed
+    # SGD from the same replicates sits near the flow and sees the truncations' error
+    from aimrepro.paper2.sgd import SGDRun, SGDSettings
+    times = np.linspace(0.0, 0.08, 5)
+    sgd = {seed: SGDRun(spec, SGDSettings(lr=0.01, batch=64, horizon=0.08, weight_decay=0.0,
+                                          record_times=tuple(times)), seed).run()
+           for seed in (0, 1)}
+    [row] = paper2_untied.truncation_sgd_rows([(case, table)], [sgd])
+    assert row.id == "p2-untied-truncation-sgd-h1-m20.5" and row.passed, row.note
+    assert "M = 2, 3, 4" in row.measured
+    assert not paper2_untied.truncation_sgd_rows([(case, swapped)], [sgd])[0].passed
+    # SGD far from the flow: its distance hides the truncation error, no order is above the floor
+    from types import SimpleNamespace
+    far = {seed: SimpleNamespace(t_ode=run.t_ode, symmetric_overlap=run.symmetric_overlap + 0.5,
+                                 blew_up=False) for seed, run in sgd.items()}
+    [hidden] = paper2_untied.truncation_sgd_rows([(case, table)], [far])
+    assert not hidden.passed and "over M = none" in hidden.measured
+    assert paper2_untied.truncation_sgd_rows([(case, table)], [{}]) == []
     with pytest.raises(ValueError, match="max_order must be"):
         truncation_error_table(spec, [0], np.linspace(0.0, 0.08, 5), max_order=1)
     with pytest.raises(ValueError, match="untied with T = 1"):

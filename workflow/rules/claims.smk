@@ -187,6 +187,8 @@ rule claims_paper2_untied:
         plateau=lambda wildcards: column(PLAN.figure3_plateau_runs(wildcards.scale), "path"),
         truncations=lambda wildcards: column(PLAN.untied_truncation_tables(wildcards.scale),
                                              "path"),
+        truncation_sgd=lambda wildcards: column(PLAN.untied_truncation_sgd_runs(wildcards.scale),
+                                                "path"),
         code=script_code("claims_paper2_untied.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_untied"),
