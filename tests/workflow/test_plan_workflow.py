@@ -57,7 +57,7 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         f"aim_dataset_{scale}": datasets,
         "amp_run": amp_runs, "amp_summary": column(amp),
         "gd_run": gd_runs, "gd_summary": column(gd),
-        "sgd_run": column(tied),
+        "sgd_run": column(tied) | column(plan.strong_recovery_sgd_runs(scale)),
         "reference_flow": column(plan.figure2_runs(scale) + plan.figureS3_runs(scale)
                                  + plan.figure1_moment_runs(scale), "flow_path"),
         "theorem1": set(plan.theorem1_paths(scale)),

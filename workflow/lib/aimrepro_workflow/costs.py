@@ -897,7 +897,7 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
     families = plan.paper2_families()
     if "dynamics" in families:
         runs = plan.figure2_runs(scale) + plan.figureS3_runs(scale)
-        add("sgd_run", paths.SGD_RUN, [r["path"] for r in runs])
+        add("sgd_run", paths.SGD_RUN, [r["path"] for r in runs + plan.strong_recovery_sgd_runs(scale)])
         add("reference_flow", paths.REFERENCE_FLOW, [r["flow_path"] for r in runs])
         add("theorem1", paths.THEOREM1, plan.theorem1_paths(scale))
         add("landscape", paths.LANDSCAPE, plan.landscape_paths(scale))

@@ -605,6 +605,30 @@ class Plan:
                                records=sizes["records"], n_seeds=sizes["seeds"])
                 for param in ("tied", "direct") for link in science["links"]]
 
+    def strong_recovery_sgd_runs(self, scale: str) -> list[dict]:
+        """SGD to late times at several step sizes: its excess-loss rate ([P App. D.5, Cor. 6]).
+
+        The replicates of :meth:`strong_recovery_ensembles` (same seeds, d) of one
+        parametrisation and link.  Empty without ``paper2.strong_recovery.sgd`` and
+        ``scales.<scale>.paper2.strong_recovery.sgd``.
+        """
+        science = (self.config["paper2"].get("strong_recovery") or {})
+        sizes = self.p2_sizes(scale).get("strong_recovery") or {}
+        if "sgd" not in science or "sgd" not in sizes:
+            return []
+        sgd, runs = sizes["sgd"], []
+        for lr in sgd["lrs"]:
+            for s in range(sgd["seeds"]):
+                common = dict(param=science["sgd"]["param"], link=science["sgd"]["link"],
+                              T=science.get("T", 1), rho=science.get("rho", 0.5),
+                              normalisation=science.get("normalisation", "unit_variance"),
+                              d=sizes["d"], weight_decay=0.0, horizon=science["sgd"]["horizon"],
+                              records=sgd["records"], seed=self._seed(s))
+                runs.append({**common, "lr": lr, "batch": sgd["batch"],
+                             "path": self.sgd_run_path(scale, lr=lr, batch=sgd["batch"],
+                                                       stop=None, **common)})
+        return runs
+
     def theorem1_paths(self, scale: str) -> list[str]:
         science, sizes = self.config["paper2"]["figureS1"], self.p2_sizes(scale)["figureS1"]
         return [paths.THEOREM1.format(scale, links=science["links"], T=science["T"], rho=science["rho"],
