@@ -224,3 +224,12 @@ def test_the_se_range_is_that_of_the_spectra_module():
     from aimrepro.paper1 import spectra
 
     assert jobsizes.SE_RHO_RANGE == (spectra.RHO_MIN, spectra.RHO_MAX)
+
+
+def test_the_untied_truncations_sgd_needs_both_its_learning_rate_and_batch():
+    def drop_batch(config):
+        del config["scales"]["quick"]["paper2"]["untied_truncation"]["batch"]
+
+    message = error_for(drop_batch)
+    assert message.startswith("invalid config: scales.quick.paper2.untied_truncation = ")
+    assert "lr and batch together or neither" in message

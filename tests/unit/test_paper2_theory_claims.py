@@ -190,6 +190,27 @@ def test_flow_trend_rows_see_direct_growth_and_tied_flatness():
     assert not paper2_dynamics.flow_trend_rows(never, threshold=0.3)[0].passed
 
 
+def test_scan_flow_rows_judge_the_sgd_minus_flow_gap_as_a_trend_in_d():
+    t = np.linspace(0, 4.0, 401)
+    scan, flows = {}, {}
+    for d in (50, 100, 200):
+        # SGD late by 2/d ± a seed spread: the gap extrapolates to zero
+        shifts = [2.0 / d + s for s in (-0.02, 0.0, 0.025)]
+        scan[("direct", "h2", d)] = [synthetic(t, 0.5 * np.clip(t - 1.0 - x, 0, 1), d=d)
+                                     for x in shifts]
+        flows[("direct", "h2", d)] = [synthetic(t, 0.5 * np.clip(t - 1.0, 0, 1), d=d)
+                                      for _ in shifts]
+    [row] = paper2_dynamics.scan_flow_rows(scan, flows, threshold=0.3)
+    assert row.id == "p2-s3-sgd-follows-flow-direct-h2" and row.passed, row.note
+    assert "d = 50:" in row.note and "fit e∞ + b/d" in row.note
+    # a gap that does not close with d (SGD always 0.5 late) fails
+    late = {k: [synthetic(t, 0.5 * np.clip(t - 1.5 - x, 0, 1), d=k[2]) for x in (-0.02, 0, 0.025)]
+            for k in scan}
+    assert not paper2_dynamics.scan_flow_rows(late, flows, threshold=0.3)[0].passed
+    # unpaired flows: no row
+    assert paper2_dynamics.scan_flow_rows(scan, {}, threshold=0.3) == []
+
+
 def test_figure2_flow_rows_compare_sgd_with_its_exact_flow():
     t = np.linspace(0, 3.0, 121)
     shift = (0.0, 0.01, -0.01)
@@ -253,6 +274,23 @@ def test_strong_recovery_rows_on_the_direct_ode_and_a_wrong_prediction():
         theory_tables.predicted_loss_rate(ProblemSpec("tied", "softmax", 2, 30), 0)
 
 
+def test_strong_recovery_sgd_rows_extrapolate_the_rate_to_zero_step_size():
+    from aimrepro.paper2.sgd import SGDRun, SGDSettings
+    spec = ProblemSpec("direct", "h1", 1, 30, rho=0.5, normalisation="unit_variance")
+    runs = {lr: [SGDRun(spec, SGDSettings(lr=lr, batch=64, horizon=4.0, weight_decay=0.0,
+                                          n_records=41), seed).run() for seed in (0, 1)]
+            for lr in (0.1, 0.05)}
+    rates = [theory_tables.predicted_loss_rate(spec, seed) for seed in (0, 1)]
+    key = ("direct", "h1", 30)
+    [row] = paper2_dynamics.strong_recovery_sgd_rows({key: runs}, {key: rates})
+    assert row.id == "p2-strong-rate-sgd-direct-h1" and row.passed, row.note
+    assert "lr 0.1:" in row.note and "no additive noise floor" in row.note
+    assert not paper2_dynamics.strong_recovery_sgd_rows({key: runs},
+                                                        {key: [1.3 * r for r in rates]})[0].passed
+    # one step size cannot separate the O(lr) shift: no row
+    assert paper2_dynamics.strong_recovery_sgd_rows({key: {0.1: runs[0.1]}}, {key: rates}) == []
+
+
 def test_untied_truncation_table_converges_in_m_and_its_row_judges_it():
     from aimrepro.paper2.untied.truncation_table import truncation_error_table
     spec = ProblemSpec("untied", "h1", 1, 40, rho=1.0, student_rho=1.0, init_scale=1.0,
@@ -268,6 +306,23 @@ def test_untied_truncation_table_converges_in_m_and_its_row_judges_it():
     order[table["order"] == 2], order[table["order"] == 4] = 4, 2
     swapped["order"] = order
     assert not paper2_untied.truncation_rows([(case, swapped)])[0].passed
+    # SGD from the same replicates sits near the flow and sees the truncations' error
+    from aimrepro.paper2.sgd import SGDRun, SGDSettings
+    times = np.linspace(0.0, 0.08, 5)
+    sgd = {seed: SGDRun(spec, SGDSettings(lr=0.01, batch=64, horizon=0.08, weight_decay=0.0,
+                                          record_times=tuple(times)), seed).run()
+           for seed in (0, 1)}
+    [row] = paper2_untied.truncation_sgd_rows([(case, table)], [sgd])
+    assert row.id == "p2-untied-truncation-sgd-h1-m20.5" and row.passed, row.note
+    assert "M = 2, 3, 4" in row.measured
+    assert not paper2_untied.truncation_sgd_rows([(case, swapped)], [sgd])[0].passed
+    # SGD far from the flow: its distance hides the truncation error, no order is above the floor
+    from types import SimpleNamespace
+    far = {seed: SimpleNamespace(t_ode=run.t_ode, symmetric_overlap=run.symmetric_overlap + 0.5,
+                                 blew_up=False) for seed, run in sgd.items()}
+    [hidden] = paper2_untied.truncation_sgd_rows([(case, table)], [far])
+    assert not hidden.passed and "over M = none" in hidden.measured
+    assert paper2_untied.truncation_sgd_rows([(case, table)], [{}]) == []
     with pytest.raises(ValueError, match="max_order must be"):
         truncation_error_table(spec, [0], np.linspace(0.0, 0.08, 5), max_order=1)
     with pytest.raises(ValueError, match="untied with T = 1"):

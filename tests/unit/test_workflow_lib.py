@@ -359,3 +359,43 @@ def test_hardmax_tokens_amp_is_planned_where_sized(config):
     broken["scales"]["paper"]["hardmax_tokens"]["Ts"] = [2, 4]
     with pytest.raises(ConfigError, match="hardmax_tokens.amp.T = 3; allowed: one of scales.paper"):
         check_config(broken)
+
+
+def test_the_untied_truncation_replicates_also_run_sgd_over_its_window(config):
+    plan = Plan(config)
+    [table] = plan.untied_truncation_tables("quick")
+    runs = plan.untied_truncation_sgd_runs("quick")
+    assert runs == table["sgd_runs"] and [r["seed"] for r in runs] == table["seeds"]
+    sizes = config["scales"]["quick"]["paper2"]["untied_truncation"]
+    for run in runs:
+        fields = paths.UNTIED_SGD.parse(run["path"])
+        # the table's problem (same U(0), V(0), teacher) on its window and slow-time grid
+        assert (fields["link"], float(fields["m2"]), int(fields["d"])) == (
+            table["link"], table["teacher_mean"], table["d"])
+        assert (float(fields["horizon"]), int(fields["records"])) == (table["horizon"],
+                                                                      sizes["records"])
+        assert (fields["m0"], fields["stop"], float(fields["lr"])) == ("none", "none", sizes["lr"])
+    reduced = copy.deepcopy(config)
+    del reduced["scales"]["quick"]["paper2"]["untied_truncation"]["lr"]
+    del reduced["scales"]["quick"]["paper2"]["untied_truncation"]["batch"]
+    assert Plan(reduced).untied_truncation_sgd_runs("quick") == []
+
+
+def test_strong_recovery_sgd_runs_share_the_flows_replicates_at_two_step_sizes(config):
+    plan = Plan(config)
+    runs = plan.strong_recovery_sgd_runs("quick")
+    sizes = config["scales"]["quick"]["paper2"]["strong_recovery"]
+    science = config["paper2"]["strong_recovery"]["sgd"]
+    assert sorted({r["lr"] for r in runs}) == sorted(sizes["sgd"]["lrs"])
+    assert len(runs) == len(sizes["sgd"]["lrs"]) * sizes["sgd"]["seeds"]
+    [ensemble] = [e for e in plan.strong_recovery_ensembles("quick")
+                  if (e["flow"], e["link"]) == (science["param"], science["link"])]
+    for run in runs:
+        fields = paths.SGD_RUN.parse(run["path"])
+        assert (fields["param"], fields["link"], int(fields["d"])) == (
+            science["param"], science["link"], ensemble["d"])
+        assert run["seed"] in ensemble["seeds"] and fields["stop"] == "none"
+        assert float(fields["horizon"]) == science["horizon"]
+    reduced = copy.deepcopy(config)
+    del reduced["scales"]["quick"]["paper2"]["strong_recovery"]["sgd"]
+    assert Plan(reduced).strong_recovery_sgd_runs("quick") == []

@@ -57,7 +57,7 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         f"aim_dataset_{scale}": datasets,
         "amp_run": amp_runs, "amp_summary": column(amp),
         "gd_run": gd_runs, "gd_summary": column(gd),
-        "sgd_run": column(tied),
+        "sgd_run": column(tied) | column(plan.strong_recovery_sgd_runs(scale)),
         "reference_flow": column(plan.figure2_runs(scale) + plan.figureS3_runs(scale)
                                  + plan.figure1_moment_runs(scale), "flow_path"),
         "theorem1": set(plan.theorem1_paths(scale)),
@@ -65,7 +65,8 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         "moment_truncations": column(moments, "truncations_path"),
         "riccati_flow": column(plan.figure4_moment_runs(scale), "exact_path"),
         "truncation_error": column(plan.figureS6_tables(scale)),
-        "untied_sgd_run": column(untied) | column(plan.figure3_plateau_runs(scale)),
+        "untied_sgd_run": (column(untied) | column(plan.figure3_plateau_runs(scale))
+                           | column(plan.untied_truncation_sgd_runs(scale))),
         "untied_theory": column(untied, "flow_path") | column(plan.figureS4_limit_runs(scale),
                                                                "limit_path"),
         "untied_fast_states": {plan.fast_states_path(scale)},

@@ -121,6 +121,7 @@ rule claims_paper2_dynamics:
                                               "path"),
         velocity=lambda wildcards: column(PLAN.tied_velocity_tables(wildcards.scale), "path"),
         strong=lambda wildcards: column(PLAN.strong_recovery_ensembles(wildcards.scale), "path"),
+        strong_sgd=lambda wildcards: column(PLAN.strong_recovery_sgd_runs(wildcards.scale), "path"),
         code=script_code("claims_paper2_dynamics.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_dynamics"),
@@ -131,6 +132,7 @@ rule claims_paper2_dynamics:
         s3_ensembles=lambda wildcards: PLAN.figureS3_flow_ensembles(wildcards.scale),
         velocity=lambda wildcards: PLAN.tied_velocity_tables(wildcards.scale),
         strong=lambda wildcards: PLAN.strong_recovery_ensembles(wildcards.scale),
+        strong_sgd=lambda wildcards: PLAN.strong_recovery_sgd_runs(wildcards.scale),
         theorem1_links=P2.get("figureS1", {}).get("links"),
         threshold=P2.get("threshold"),
         eta=P2.get("figureS3", {}).get("eta"),
@@ -187,6 +189,8 @@ rule claims_paper2_untied:
         plateau=lambda wildcards: column(PLAN.figure3_plateau_runs(wildcards.scale), "path"),
         truncations=lambda wildcards: column(PLAN.untied_truncation_tables(wildcards.scale),
                                              "path"),
+        truncation_sgd=lambda wildcards: column(PLAN.untied_truncation_sgd_runs(wildcards.scale),
+                                                "path"),
         code=script_code("claims_paper2_untied.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_untied"),

@@ -30,12 +30,12 @@ def _ensembles(plans, key):
 
 
 def _key(plan):
-    return plan["flow"], plan["link"], plan["d"]
+    return plan.get("flow", plan.get("param")), plan["link"], plan["d"]
 
 
 def _spec(plan) -> ProblemSpec:
-    """The problem of a flow ensemble of tied or direct attention."""
-    return ProblemSpec(plan["flow"], plan["link"], plan["T"], plan["d"], rho=plan["rho"],
+    """The problem of a flow ensemble or an SGD run of tied or direct attention."""
+    return ProblemSpec(_key(plan)[0], plan["link"], plan["T"], plan["d"], rho=plan["rho"],
                        normalisation=plan["normalisation"])
 
 
@@ -65,7 +65,12 @@ def main(smk) -> None:
             velocity=velocity, samples=p.figure2[0]["samples"] if p.figure2 else None,
             strong=_ensembles(p.strong, _key),
             strong_predicted={_key(e): [predicted_loss_rate(_spec(e), seed) for seed in e["seeds"]]
-                              for e in p.strong})
+                              for e in p.strong},
+            strong_sgd={key: _load([r for r in p.strong_sgd if _key(r) == key], lambda r: r["lr"])
+                        for key in {_key(r) for r in p.strong_sgd}},
+            strong_sgd_predicted={key: [predicted_loss_rate(_spec(r), r["seed"]) for r in p.strong_sgd
+                                        if _key(r) == key]
+                                  for key in {_key(r) for r in p.strong_sgd}})
         job.write_claims(rows, "paper-2 dynamics")
 
 

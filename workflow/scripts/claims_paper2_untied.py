@@ -8,6 +8,7 @@ from _untied_tables import load_groups
 
 from aimrepro.claims.paper2_untied import paper2_untied_claims
 from aimrepro.paper2.theory_tables import split_by_d
+from aimrepro.paper2.trajectory import Trajectory
 from aimrepro.records.tables import read_table
 
 
@@ -37,7 +38,9 @@ def main(smk) -> None:
             threshold=p.threshold, velocity=velocity, plateau=plateau,
             plateau_link=p.plateau[0]["link"] if p.plateau else None,
             plateau_start=p.plateau[0]["start"] if p.plateau else None,
-            truncations=[(case, read_table(case["path"])) for case in p.truncations])
+            truncations=[(case, read_table(case["path"])) for case in p.truncations],
+            truncation_sgd=[{run["seed"]: Trajectory.from_columns(read_table(run["path"]), run["d"])
+                             for run in case["sgd_runs"]} for case in p.truncations])
         job.write_claims(rows, "paper-2 untied")
 
 

@@ -897,7 +897,7 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
     families = plan.paper2_families()
     if "dynamics" in families:
         runs = plan.figure2_runs(scale) + plan.figureS3_runs(scale)
-        add("sgd_run", paths.SGD_RUN, [r["path"] for r in runs])
+        add("sgd_run", paths.SGD_RUN, [r["path"] for r in runs + plan.strong_recovery_sgd_runs(scale)])
         add("reference_flow", paths.REFERENCE_FLOW, [r["flow_path"] for r in runs])
         add("theorem1", paths.THEOREM1, plan.theorem1_paths(scale))
         add("landscape", paths.LANDSCAPE, plan.landscape_paths(scale))
@@ -916,7 +916,8 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
     if "untied" in families:
         runs = (plan.figure3_untied_runs(scale) + plan.figureS4_runs(scale)
                 + plan.figureS5_runs(scale))
-        add("untied_sgd_run", paths.UNTIED_SGD, [r["path"] for r in runs + plan.figure3_plateau_runs(scale)])
+        add("untied_sgd_run", paths.UNTIED_SGD, [r["path"] for r in runs + plan.figure3_plateau_runs(scale)
+                                                 + plan.untied_truncation_sgd_runs(scale)])
         add("untied_theory", paths.UNTIED_THEORY, [r["flow_path"] for r in runs]
             + [r["limit_path"] for r in plan.figureS4_limit_runs(scale)])
         add("untied_fast_states", paths.FAST_STATES, [plan.fast_states_path(scale)])

@@ -605,6 +605,30 @@ class Plan:
                                records=sizes["records"], n_seeds=sizes["seeds"])
                 for param in ("tied", "direct") for link in science["links"]]
 
+    def strong_recovery_sgd_runs(self, scale: str) -> list[dict]:
+        """SGD to late times at several step sizes: its excess-loss rate ([P App. D.5, Cor. 6]).
+
+        The replicates of :meth:`strong_recovery_ensembles` (same seeds, d) of one
+        parametrisation and link.  Empty without ``paper2.strong_recovery.sgd`` and
+        ``scales.<scale>.paper2.strong_recovery.sgd``.
+        """
+        science = (self.config["paper2"].get("strong_recovery") or {})
+        sizes = self.p2_sizes(scale).get("strong_recovery") or {}
+        if "sgd" not in science or "sgd" not in sizes:
+            return []
+        sgd, runs = sizes["sgd"], []
+        for lr in sgd["lrs"]:
+            for s in range(sgd["seeds"]):
+                common = dict(param=science["sgd"]["param"], link=science["sgd"]["link"],
+                              T=science.get("T", 1), rho=science.get("rho", 0.5),
+                              normalisation=science.get("normalisation", "unit_variance"),
+                              d=sizes["d"], weight_decay=0.0, horizon=science["sgd"]["horizon"],
+                              records=sgd["records"], seed=self._seed(s))
+                runs.append({**common, "lr": lr, "batch": sgd["batch"],
+                             "path": self.sgd_run_path(scale, lr=lr, batch=sgd["batch"],
+                                                       stop=None, **common)})
+        return runs
+
     def theorem1_paths(self, scale: str) -> list[str]:
         science, sizes = self.config["paper2"]["figureS1"], self.p2_sizes(scale)["figureS1"]
         return [paths.THEOREM1.format(scale, links=science["links"], T=science["T"], rho=science["rho"],
@@ -791,12 +815,31 @@ class Plan:
                           normalisation=science["normalisation"], sU=sU, sV=sV,
                           m2=case["teacher_mean"], d=int(sizes["d"]), horizon=case["horizon"],
                           records=int(sizes["records"]), M=int(sizes["max_order"]))
+            seeds = [self._seed(s) for s in range(sizes["seeds"])]
+            sgd = []
+            if "lr" in sizes:
+                # the table's replicates (same spec and seeds: the same U(0), V(0) and teacher)
+                # under online SGD over its window, recorded on its slow-time grid
+                sgd = [self._untied_run(
+                    scale, lr=sizes["lr"], batch=sizes["batch"], seed=seed,
+                    flow=self.p2_sizes(scale)["untied_flow"], link=case["link"],
+                    **self._untied_common(science), teacher_mean=case["teacher_mean"],
+                    init_mean=None, d=int(sizes["d"]), weight_decay=0.0, horizon=case["horizon"],
+                    records=int(sizes["records"]), fast_horizon=0.0, fast_records=0, stop=None)
+                    for seed in seeds]
             out.append({**fields, "teacher_mean": float(case["teacher_mean"]),
-                        "horizon": _rounded(case["horizon"]),
-                        "seeds": [self._seed(s) for s in range(sizes["seeds"])],
+                        "horizon": _rounded(case["horizon"]), "seeds": seeds,
                         "path": paths.UNTIED_TRUNCATION.format(scale, seed=self._seed(0),
-                                                               n=sizes["seeds"], **fields)})
+                                                               n=sizes["seeds"], **fields),
+                        "sgd_runs": sgd})
         return out
+
+    def untied_truncation_sgd_runs(self, scale: str) -> list[dict]:
+        """SGD from the untied truncation tables' replicates over their windows ([P Thm 3, Cor. 8]).
+
+        Empty without ``lr`` and ``batch`` in ``scales.<scale>.paper2.untied_truncation``.
+        """
+        return [run for table in self.untied_truncation_tables(scale) for run in table["sgd_runs"]]
 
     def figureS4_runs(self, scale: str) -> list[dict]:
         science, sizes = self.config["paper2"]["figureS4"], self.p2_sizes(scale)["figureS4"]
