@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.claims.trends import fit_finite_size, mean_and_sem
+from aimrepro.claims.table import INFORMATIONAL
+from aimrepro.claims.trends import NOT_DECISIVE, fit_finite_size, judge_trend, mean_and_sem
 
 
 def test_exact_one_over_d_data_is_fitted_exactly():
@@ -56,3 +57,18 @@ def test_mean_and_sem_drop_non_finite_values():
     mean, sem, n = mean_and_sem([1.0, 3.0, math.nan])
     assert (mean, n) == (2.0, 2) and sem == pytest.approx(1.0)
     assert math.isnan(mean_and_sem([1.0])[1])
+
+
+def test_a_trend_is_judged_only_when_its_extrapolation_can_tell():
+    """s.e.(e∞) ≤ tolerance/2 keeps the row's own check; a wider one makes the row informational."""
+    dims = [50, 100, 200]
+    precise = fit_finite_size(dims, [0.05, 0.03, 0.02], [0.002, 0.002, 0.002], [8, 8, 8])
+    noisy = fit_finite_size(dims, [0.05, 0.03, 0.02], [0.05, 0.05, 0.05], [8, 8, 8])
+    assert precise.decisive(0.02) and not noisy.decisive(0.02)
+    assert judge_trend(precise, 0.02, True) == {"passed": True, "judged": ""}
+    assert judge_trend(precise, 0.02, False) == {"passed": False, "judged": ""}
+    # the noisy fit would pass |e∞| <= tol + 2 s.e. whatever its data: it is not judged
+    assert noisy.within(0.02)
+    verdict = judge_trend(noisy, 0.02, True)
+    assert verdict["verdict"] == INFORMATIONAL and "passed" not in verdict
+    assert verdict["judged"].startswith(NOT_DECISIVE)

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from aimrepro.claims.table import ERRATUM, FAIL, INFORMATIONAL, PASS, ClaimRow, claim_row
-from aimrepro.claims.trends import fit_finite_size, mean_and_sem
+from aimrepro.claims.trends import NOT_DECISIVE, fit_finite_size, mean_and_sem
 from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1.amp import USABLE_STATUSES
@@ -268,9 +268,8 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str 
         return row(measured="too few usable sizes", verdict=FAIL,
                    note="fewer than two sizes with >= 2 usable runs: " + "; ".join(status_text))
     fit = fit_finite_size(d, means, sems, counts)
-    decisive = fit.limit_se <= tolerance / 2
-    if not decisive:
-        verdict, judged = INFORMATIONAL, "not decisive: s.e.(e_inf) above tolerance/2, more seeds or sizes needed"
+    if not fit.decisive(tolerance):
+        verdict, judged = INFORMATIONAL, NOT_DECISIVE
     elif fit.consistent and fit.within(tolerance):
         verdict, judged = PASS, "the excess is consistent with a 1/d correction vanishing as d grows"
     else:

@@ -13,6 +13,11 @@ which is what a leading O(1/d) correction gives.  The row reports every
 per-d number, the fit's χ² (is the 1/d form consistent with the errors of
 the mean?) and the extrapolation e∞ ± its standard error, and passes when
 the 1/d form is consistent and e∞ lies within the stated tolerance.
+
+An extrapolation whose standard error is comparable to the tolerance would
+pass almost whatever the data (|e∞| ≤ tolerance + 2 s.e.); such a trend is
+not decisive (s.e.(e∞) > tolerance/2), and its row is informational, saying
+that more seeds or sizes are needed (:func:`judge_trend`).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["FiniteSizeTrend", "fit_finite_size", "mean_and_sem"]
+from aimrepro.claims.table import INFORMATIONAL
+
+__all__ = ["FiniteSizeTrend", "fit_finite_size", "judge_trend", "mean_and_sem", "NOT_DECISIVE"]
 
 #: The χ² p-value below which the 1/d form is rejected.
 MIN_P_VALUE = 0.01
@@ -79,6 +86,10 @@ class FiniteSizeTrend:
     def within(self, tolerance: float) -> bool:
         """|e∞| ≤ tolerance + 2 se(e∞): the extrapolation is compatible with the tolerance."""
         return abs(self.limit) <= tolerance + 2.0 * self.limit_se
+
+    def decisive(self, tolerance: float) -> bool:
+        """The extrapolation can tell: s.e.(e∞) ≤ tolerance/2 (else ``within`` holds for most data)."""
+        return self.limit_se <= tolerance / 2
 
     def shrinks(self) -> bool:
         """|e| at the largest d is below |e| at the smallest d by more than their combined error."""
@@ -140,3 +151,21 @@ def fit_finite_size(d: Sequence[int], mean: Sequence[float], sem: Sequence[float
         sem=tuple(float(x) for x in s[order]), n=tuple(counts[i] for i in order),
         limit=float(coef[0]), limit_se=float(math.sqrt(covariance[0, 0] * inflation)),
         slope=float(coef[1]), chi2=chi2, dof=dof, p_value=p_value)
+
+
+#: The note of a row whose trend cannot decide (:func:`judge_trend`).
+NOT_DECISIVE = "not decisive: s.e.(e∞) above tolerance/2, more seeds or sizes needed"
+
+
+def judge_trend(trend: FiniteSizeTrend, tolerance: float, passed: bool) -> dict[str, object]:
+    """The verdict fields of a trend row: ``passed=`` when the trend is decisive, else informational.
+
+    ``passed`` is the row's own check (e.g. ``trend.within(tolerance)`` and
+    more); it is kept only when :meth:`FiniteSizeTrend.decisive`.  Returns
+    keyword arguments for :func:`aimrepro.claims.table.claim_row`, plus
+    ``judged``, the phrase for the row's note ("" when decisive).
+    """
+    if trend.decisive(tolerance):
+        return {"passed": bool(passed), "judged": ""}
+    return {"verdict": INFORMATIONAL,
+            "judged": f"{NOT_DECISIVE} (s.e.(e∞) = {trend.limit_se:.2g}, tolerance {tolerance:.3g})"}
