@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``aimrepro`` argument parser with its three subcommands."""
     parser = _OneLineArgumentParser(
         prog="aimrepro",
-        description="Theory queries and provenance audits for the AIM reproduction.",
+        description="Theory, simulations, costs and provenance audits of the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
                                      metavar="{se,threshold,amp,gd,sgd,provenance,cost}")
@@ -777,7 +777,8 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
         print(problem)
     verdict = "differs" if check.problems else "verified"
     print(f"{args.file}: {verdict}: {check.n_files} files, {check.n_code_files} code files"
-          + (f", {len(check.problems)} problems" if check.problems else ""))
+          + (f", {len(check.problems)} problem{'s' if len(check.problems) > 1 else ''}"
+             if check.problems else ""))
     return 1 if check.problems else 0
 
 

@@ -369,6 +369,11 @@ def _bytes(value: float) -> str:
     return f"{value:.0f} B"
 
 
+def _span(total: Mapping[str, Any], cores: int) -> float:
+    """A run's wall time on ``cores``: the work spread evenly, but never less than its largest job."""
+    return max(total["cpu_seconds"] / cores, total["largest_job_cpu_seconds"])
+
+
 def _hours(seconds: float) -> str:
     hours = seconds / 3600
     if hours < 0.01:
@@ -400,9 +405,9 @@ def format_table(table: Mapping[str, Any]) -> str:
            render(header), *(render(line) for line in lines[:-1]), render(lines[-1]), "",
            f"{total['jobs']} jobs, {_hours(total['cpu_seconds'])} core-hours expected "
            f"({_hours(total['cpu_seconds_bound'])} if every data-dependent loop ran to its cap); "
-           f"on 2 cores about {_duration(total['cpu_seconds'] / 2)}, on 64 about "
-           f"{_duration(total['cpu_seconds'] / 64)} (no job runs faster than its own length: "
-           f"the largest takes {_duration(total['largest_job_cpu_seconds'])} of one core).",
+           f"on 2 cores about {_duration(_span(total, 2))}, on 64 about "
+           f"{_duration(_span(total, 64))} (never less than its largest job, "
+           f"{_duration(total['largest_job_cpu_seconds'])} of one core).",
            "core-h: CPU hours of one core of the reference machine (docs/benchmarks.md, "
            "\"Cost model\"); bound: AMP at max_iter, SGD runs and flows that stop at an overlap "
            "run to their horizon; memory/job: the largest job's peak; disk: results kept, "
