@@ -300,10 +300,48 @@ if LoadScopeScheduling is not None:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(config, log):
-        """``-n N`` (pyproject: ``-n auto``) schedules by shared build; other ``--dist`` modes as xdist does."""
+        """``-n N`` (pyproject: ``-n auto``) schedules by shared build; other ``--dist`` modes as xdist does.
+
+        The scopes go out in collection order (:func:`pytest_collection_modifyitems`
+        puts the long ones first), not by their number of tests, so that no long
+        test is left to run alone at the end.
+        """
         if config.getvalue("dist") != "load":
             return None
+        config.option.loadscopereorder = False
         return SharedBuildScheduling(config, log)
+
+
+def _schedule_rank(item: pytest.Item) -> int:
+    """Long tests first: the tiny paper-2 run, the tiny run, the other workflow tests, modules with slow tests."""
+    build = shared_build_of(item.nodeid)
+    if build == "tiny_paper2_run":
+        return 0
+    if build is not None:
+        return 1
+    if item.nodeid.startswith(("tests/workflow/", "tests/cluster/")):
+        return 2
+    return 3 if any(other.get_closest_marker("slow") for other in _module_items(item)) else 4
+
+
+def _module_items(item: pytest.Item) -> list[pytest.Item]:
+    return _MODULE_ITEMS.get(item.nodeid.split("::", 1)[0], [item])
+
+
+_MODULE_ITEMS: dict[str, list[pytest.Item]] = {}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Collect the long tests first (a stable sort: each module keeps its order).
+
+    Every xdist worker collects the same order, which is the order in which
+    SharedBuildScheduling hands the tests out; a serial run is unaffected in
+    what it runs.
+    """
+    _MODULE_ITEMS.clear()
+    for item in items:
+        _MODULE_ITEMS.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    items.sort(key=_schedule_rank)
 
 
 @pytest.fixture(scope="session")

@@ -259,10 +259,13 @@ def test_pair_mean_of_posterior_draws_is_the_exact_squared_gradient_at_t3():
 @pytest.mark.slow
 @pytest.mark.parametrize("m", [0.5, 0.9])
 def test_t3_nishimori_estimate_matches_the_exact_gradient_average(m):
-    """Spot check of F_3(m): Genz-exact |∇ log Z|² averaged over 200 SE pairs against the estimator (~12 s CPU each)."""
+    """Spot check of F_3(m): Genz-exact |∇ log Z|² averaged over 100 SE pairs against the estimator (~5 s CPU each).
+
+    A z-test on both errors; the table's own accuracy is checked against the exact T = 2 channel above.
+    """
     rng = np.random.default_rng(int(100 * m))
-    exact, exact_err, _ = ht.exact_fisher_average(3, m, 200, rng)
-    est = ht.estimate_fisher(3, m, 100_000, rng)
+    exact, exact_err, _ = ht.exact_fisher_average(3, m, 100, rng)
+    est = ht.estimate_fisher(3, m, 50_000, rng)
     assert abs(exact - est.value) < Z_TOL * math.hypot(exact_err, est.stderr)
 
 
