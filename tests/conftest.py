@@ -259,8 +259,8 @@ def snakemake_plan(workdir: Path, *args: str) -> SnakemakePlan:
 
 #: Test modules whose tests share a costly session build, by build.  Each
 #: xdist worker would make its own build, and some tests edit the tiny runs
-#: (then restore them), so every test of these modules runs on one worker:
-#: one scheduling unit per build, one per other test.  Whole modules, because
+#: (then restore them), so every test of these modules runs on one worker
+#: (:class:`SharedBuildScheduling`).  Whole modules, because
 #: xdist's controller sees test ids, not fixtures (and pytest 9.2 no longer
 #: lets xdist's ``xdist_group`` marks rename a test id);
 #: ``test_every_user_of_a_shared_build_runs_in_its_group`` keeps this table true.
@@ -289,14 +289,19 @@ except ImportError:  # pytest-xdist is a test extra; without it the suite runs s
 
 if LoadScopeScheduling is not None:
     class SharedBuildScheduling(LoadScopeScheduling):
-        """xdist's scope scheduling with a scope per shared build and one per other test.
+        """xdist's scope scheduling: a scope per shared build, per other workflow module, per unit test.
 
-        xdist hands out the scopes with the most tests first, so the two tiny
-        runs start at once, one per worker, and the single tests fill in.
+        A workflow module's tests share module fixtures that run Snakemake (a
+        reference run, a repository copy): split across workers they would be
+        built twice.  Unit tests are cheap to set up and go out one by one.
         """
 
         def _split_scope(self, nodeid: str) -> str:
-            return shared_build_of(nodeid) or nodeid
+            build = shared_build_of(nodeid)
+            if build:
+                return build
+            module = nodeid.split("::", 1)[0]
+            return module if module.startswith(("tests/workflow/", "tests/cluster/")) else nodeid
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(config, log):

@@ -26,3 +26,14 @@ def test_shared_build_modules_exist_and_test_ids_map_to_them():
         assert (REPO / module).is_file(), module
     assert shared_build_of("tests/workflow/test_report.py::test_x[a::b]") == "tiny_run"
     assert shared_build_of("tests/unit/test_gauss.py::test_x") is None
+
+
+def test_workflow_modules_go_out_whole_and_unit_tests_one_by_one():
+    """Module fixtures that run Snakemake are built once: a workflow module is one scheduling unit."""
+    conftest = pytest.importorskip("conftest")
+    if not hasattr(conftest, "SharedBuildScheduling"):
+        pytest.skip("pytest-xdist is not installed")
+    split = conftest.SharedBuildScheduling._split_scope
+    assert split(None, "tests/workflow/test_faults.py::test_a[x]") == "tests/workflow/test_faults.py"
+    assert split(None, "tests/workflow/test_report.py::test_b") == "tiny_run"
+    assert split(None, "tests/unit/test_gauss.py::test_c") == "tests/unit/test_gauss.py::test_c"
