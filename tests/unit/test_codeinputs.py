@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO
 
-from aimrepro_workflow.codeinputs import CodeLayout, import_closure, imported_modules
+from aimrepro_workflow.codeinputs import CodeLayout, ImportClosures, import_closure, imported_modules
 
 LAYOUT = CodeLayout(package_root=REPO / "src", package="aimrepro",
                     helper_dir=REPO / "workflow" / "scripts")
@@ -87,6 +87,15 @@ def test_closure_sees_an_edited_file(toy):
     (toy.package_root / "pkg" / "lazy.py").write_text("from . import unused\n")
     after = import_closure(script, toy)
     assert set(after) - set(before) == {toy.package_root / "pkg" / "unused.py"}
+
+
+def test_one_memo_for_many_scripts_gives_each_scripts_own_closure():
+    """ImportClosures (what the rule files use, one per workflow parse) equals import_closure per script."""
+    closures = ImportClosures(LAYOUT)
+    scripts = sorted(LAYOUT.helper_dir.glob("*.py"))
+    assert len(scripts) > 20
+    for script in scripts:
+        assert closures(script) == import_closure(script, LAYOUT), script.name
 
 
 def test_import_cycles_terminate(toy):

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from aimrepro_workflow import paths
-from aimrepro_workflow.codeinputs import CodeLayout, import_closure
+from aimrepro_workflow.codeinputs import CodeLayout, ImportClosures
 from aimrepro_workflow.costs import CostModel
 from aimrepro_workflow.plans import Plan, column
 
@@ -26,6 +26,7 @@ CODE_LAYOUT = CodeLayout(
     package="aimrepro",
     helper_dir=Path(workflow.basedir) / "workflow" / "scripts",
 )
+SCRIPT_CLOSURES = ImportClosures(CODE_LAYOUT)
 
 
 def script_code(name):
@@ -36,7 +37,7 @@ def script_code(name):
     reruns the SE curves and their figures, and nothing else.
     """
     return [os.path.relpath(path)
-            for path in import_closure(CODE_LAYOUT.helper_dir / name, CODE_LAYOUT)]
+            for path in SCRIPT_CLOSURES(CODE_LAYOUT.helper_dir / name)]
 
 
 def figure_outputs(name, paper, subcategory):
