@@ -122,7 +122,7 @@ PRICES: dict[str, float] = {
     "untied_velocity_replicate": 0.08662,
     "tied_velocity_d3_h1": 5.591e-10, "tied_velocity_d3_h2": 1.385e-09, "tied_velocity_d3_h3": 3.596e-09,
     "radius_replicate": 2.785,
-    "untied_truncation_order": 0.0587,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
+    "untied_truncation_order": 0.0587,  # one truncation order of one replicate, beside its limit flow
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
     "instability_time": 0.02323,  # the instability time of one untied flow (paper 2, Figure S5)
     # a claims topic's own work beyond the start-up (claims_topic), per topic
@@ -145,8 +145,8 @@ STARTUP: dict[str, float] = {
     "figure": 1.479, "claims_topic": 0.606, "claims": 0.212,
 }
 
-#: Expected loop lengths where the data decide them, from the quick-scale jobs:
-#: AMP iterations per channel; the fraction of its horizon an SGD run that stops
+#: Expected loop lengths where the data decide them, from the quick-scale jobs
+#: (means, since a total is what they price): AMP iterations per channel; the fraction of its horizon an SGD run that stops
 #: at an overlap runs; right-hand-side evaluations of the adaptive ODE solvers
 #: (per unit of horizon for the moment hierarchy).
 TYPICAL: dict[str, float] = {
