@@ -3,8 +3,8 @@
 Every sidecar records its job's rule, wildcards, ``cpu_seconds``,
 ``peak_rss_bytes`` and ``wall_seconds`` (aimrepro.records.sidecars), and in its
 diagnostics the length of the job's main loop where the data decide it (SGD
-steps, AMP iterations, right-hand sides of a flow or of a flow ensemble).  This script collects them
-into one JSON list, the calibration set of the cost model
+steps, AMP iterations, right-hand sides of a flow or of a flow ensemble).  This
+script collects them into one JSON list, the calibration set of the cost model
 (workflow/lib/aimrepro_workflow/costs.py), and with ``--fit``
 
 * fits the model's overhead prices and start-ups to the set (non-negative

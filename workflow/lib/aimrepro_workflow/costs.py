@@ -120,7 +120,8 @@ PRICES: dict[str, float] = {
     # and for the tied velocity the exact drift's moments per d³ and link degree
     "tied_velocity_replicate": 0,
     "untied_velocity_replicate": 0.08662,
-    "tied_velocity_d3_h1": 5.591e-10, "tied_velocity_d3_h2": 1.385e-09, "tied_velocity_d3_h3": 3.596e-09,
+    "tied_velocity_d3_h1": 5.591e-10, "tied_velocity_d3_h2": 1.385e-09,
+    "tied_velocity_d3_h3": 3.596e-09,
     "radius_replicate": 2.785,
     "untied_truncation_order": 0.0587,  # one truncation order of one replicate, beside its limit flow
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
@@ -146,9 +147,10 @@ STARTUP: dict[str, float] = {
 }
 
 #: Expected loop lengths where the data decide them, from the quick-scale jobs
-#: (means, since a total is what they price): AMP iterations per channel; the fraction of its horizon an SGD run that stops
-#: at an overlap runs; right-hand-side evaluations of the adaptive ODE solvers
-#: (per unit of horizon for the moment hierarchy).
+#: (means, since a total is what they price): AMP iterations per channel; the
+#: fraction of its horizon an SGD run that stops at an overlap runs;
+#: right-hand-side evaluations of the adaptive ODE solvers (per unit of horizon
+#: for the moment hierarchy).
 TYPICAL: dict[str, float] = {
     "amp_iterations_hardmax": 329.0,
     "amp_iterations_hardmax_paper": 12.0,
