@@ -122,7 +122,7 @@ PRICES: dict[str, float] = {
     "untied_velocity_replicate": 0.08662,
     "tied_velocity_d3_h1": 5.591e-10, "tied_velocity_d3_h2": 1.385e-09,
     "tied_velocity_d3_h3": 3.596e-09,
-    "radius_replicate": 2.785,
+    "radius_d3": 3.502e-7,  # one replicate of the truncation radius, per d³
     "untied_truncation_order": 0.0587,  # one truncation order of one replicate, beside its limit flow
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
     "instability_time": 0.02323,  # the instability time of one untied flow (paper 2, Figure S5)
@@ -755,8 +755,10 @@ def _velocity_table(rule: str) -> Callable[[CostModel, dict], _Work]:
 
 
 def _truncation_radius(model: CostModel, w: dict) -> _Work:
+    """Per replicate, the nearest zero of the Riccati determinant: Newton and an argument-principle
+    count, each step O(d³) (d×d determinants and solves)."""
     d, n = _i(w, "d"), _i(w, "n")
-    return _Work("truncation_radius", fixed={"radius_replicate": n, "eigh": n * float(d) ** 3},
+    return _Work("truncation_radius", fixed={"radius_d3": n * float(d) ** 3},
                  memory=R.BASE_BYTES + 8.0 * 6 * d * d, disk=_csv(n, 8))
 
 
