@@ -3,8 +3,8 @@
 Every sidecar records its job's rule, wildcards, ``cpu_seconds``,
 ``peak_rss_bytes`` and ``wall_seconds`` (aimrepro.records.sidecars), and in its
 diagnostics the length of the job's main loop where the data decide it (SGD
-steps, AMP iterations, right-hand sides of a flow).  This script collects them
-into one JSON list, the calibration set of the cost model
+steps, AMP iterations, right-hand sides of a flow or of a flow ensemble).  This
+script collects them into one JSON list, the calibration set of the cost model
 (workflow/lib/aimrepro_workflow/costs.py), and with ``--fit``
 
 * fits the model's overhead prices and start-ups to the set (non-negative
@@ -122,6 +122,8 @@ def fit(model: costs.CostModel, records: list[dict]) -> None:
             loops[f"{rule}_stop_fraction"].append(record["loop"] / steps)
         elif rule == "reference_flow":
             loops[f"{w['param']}_flow_rhs"].append(record["loop"])
+        elif rule == "flow_ensemble":  # per replicate, against the horizon: fit a + b × horizon
+            loops[f"ensemble_rhs_{w['flow']}_t{w['horizon']}"].append(record["loop"] / int(w["n"]))
         elif rule == "untied_theory":
             stops = w.get("stop", "none") != "none"
             loops[f"untied_{w['kind']}_rhs{'_stop' if stops else ''}"].append(record["loop"])

@@ -1,10 +1,11 @@
 """The cost model against measured jobs: every quick-scale job's CPU time within a factor of 2.
 
-benchmarks/results/quick_jobs.json holds the jobs of one quick pipeline run
-(243 jobs of 13 rules; the run was stopped before the rest), gathered from their sidecars by benchmarks/gather_job_costs.py:
+benchmarks/results/quick_jobs.json holds every job of one full quick pipeline run
+(820 jobs, every rule; a fresh clone at commit 7b07d60 on 2 cores of a quiet machine),
+gathered from their sidecars by benchmarks/gather_job_costs.py:
 rule, wildcards, CPU seconds, peak resident memory and, where the data decide
 it, the length of the main loop (SGD steps, AMP iterations, right-hand sides).
-CPU seconds, not wall time: the machine was shared while they were measured.
+CPU seconds, not wall time, as ``aimrepro cost`` counts them.
 
 * Each job, with its main loop at the measured length: predicted CPU time
   within a factor of 2 of the measured one.  This tests the prices of the
@@ -30,11 +31,12 @@ from aimrepro_workflow import costs
 RECORDS = REPO / "benchmarks" / "results" / "quick_jobs.json"
 FACTOR = 2.0
 
-#: The rules the records cover, as the model groups them.  The quick run they come from
-#: was stopped after 243 of its 888 jobs: amp_summary, gd_summary, moment_truncations,
-#: riccati_flow and truncation_error have no measured job, and their prices are estimates.
-RULES = {"se_curve", "aim_dataset", "amp_run", "gd_run", "sgd_run", "reference_flow", "theorem1",
-         "landscape", "untied_sgd_run", "untied_theory", "untied_fast_states", "figures", "claims"}
+#: The rules the records cover, as the model groups them: every rule of the quick run.
+RULES = {"se_curve", "aim_dataset", "amp_run", "amp_summary", "gd_run", "gd_summary", "sgd_run",
+         "reference_flow", "theorem1", "landscape", "moment_truncations", "riccati_flow",
+         "truncation_error", "untied_sgd_run", "untied_theory", "untied_fast_states",
+         "fisher_table", "tokens_se_curve", "se_generalisation", "flow_ensemble", "tied_velocity",
+         "untied_velocity", "truncation_radius", "untied_truncation", "figures", "claims"}
 
 
 @pytest.fixture(scope="module")

@@ -79,7 +79,7 @@ PRICES: dict[str, float] = {
     "eigh": 2.0e-9,              # a symmetric eigendecomposition, per d³
     "byte_io": 1.0e-9,           # writing or reading one byte of a .npz
     "element": 1.1e-9,           # one float64 element of a vectorised expression
-    "small_matmul": 1.365e-10,    # one multiply-add of numpy's matmul on stacks of tiny (T × r) matrices
+    "small_matmul": 1.247e-10,   # one multiply-add of numpy's matmul on stacks of tiny (T × r) matrices
     # overheads per call, fitted
     "se_point_softmax": 0.008766,
     "se_point_hardmax": 0.13,
@@ -87,16 +87,16 @@ PRICES: dict[str, float] = {
     "amp_iteration": 0.001695,
     "amp_sample_hardmax": 3.624e-07,
     "amp_sample_softmax": 0,
-    "gd_step": 0,
-    "gd_replica_step": 3.793e-05,
+    "gd_step": 3.385e-4,
+    "gd_replica_step": 0,
     "sgd_step": 0,
     "sgd_step_untied": 0,
     "sgd_sample_softmax": 1.016e-08,
-    "rhs_tied": 0.0009741,
-    "rhs_direct": 0.0005328,
-    "rhs_untied": 0.002249,
-    "rhs_untied_limit": 0.06675,  # the slaved limit flow: fast fixed points per right-hand side
-    "gamma_softmax": 4.0e-4,
+    "rhs_tied": 0.0003122,
+    "rhs_direct": 0.0003164,
+    "rhs_untied": 0.001824,
+    "rhs_untied_limit": 0.01353,  # the slaved limit flow: fast fixed points per right-hand side
+    "gamma_softmax": 0.0003186,
     "moment_letter_build": 13e-6,
     "moment_term": 8e-9,
     "moment_rhs": 1.0e-4,
@@ -109,15 +109,27 @@ PRICES: dict[str, float] = {
     "fisher_table_second": 1.0,
     "tokens_se_point": 0.03,
     # generalisation error along an SE curve: nested quadrature per point (T = 3: 2 + 2 dimensions)
-    "gen_point_softmax_T2": 0.02,
-    "gen_point_softmax_T3": 0.35,
-    "gen_point_hardmax_T2": 0.13,
+    "gen_point_softmax_T2": 0.007219,
+    "gen_point_softmax_T3": 0.1022,
+    "gen_point_hardmax_T2": 0.1541,
+    # the exact finite-d tied flow, per right-hand side and link degree: an overhead, and the
+    # moments of its words per d³
+    "exact_rhs_h1": 0, "exact_rhs_h2": 5.299e-05, "exact_rhs_h3": 0.001181,
+    "exact_rhs_d3_h1": 4.232e-11, "exact_rhs_d3_h2": 3.6e-10, "exact_rhs_d3_h3": 1.229e-09,
     # paper-2 theory tables: per replicate and d (one initial state, its flow or its velocity),
-    # from the quick-scale jobs (about 5 s per table of 3-5 replicates)
-    "velocity_replicate": 0.25,
-    "radius_replicate": 1.0,
-    "untied_truncation_order": 0.4,     # one SE root on the fitted table, with its error (2-4 s per 128 points)
+    # and for the tied velocity the exact drift's moments per d³ and link degree
+    "tied_velocity_replicate": 0,
+    "untied_velocity_replicate": 0.08662,
+    "tied_velocity_d3_h1": 5.591e-10, "tied_velocity_d3_h2": 1.385e-09,
+    "tied_velocity_d3_h3": 3.596e-09,
+    "radius_d3": 3.502e-7,  # one replicate of the truncation radius, per d³
+    "untied_truncation_order": 0.0587,  # one truncation order of one replicate, beside its limit flow
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
+    "instability_time": 0.02323,  # the instability time of one untied flow (paper 2, Figure S5)
+    # a claims topic's own work beyond the start-up (claims_topic), per topic
+    "claims_paper1_amp": 0.855, "claims_paper1_gd": 0.139, "claims_paper1_hardmax_tokens": 10.91,
+    "claims_paper1_theory": 2.399, "claims_paper2_dynamics": 1.119, "claims_paper2_moments": 0,
+    "claims_paper2_untied": 0.983,
 }
 
 #: CPU seconds of a job's process before and after its work: the interpreter,
@@ -125,26 +137,27 @@ PRICES: dict[str, float] = {
 #: checks and the sidecar; fitted per rule to the quick-scale jobs.
 STARTUP: dict[str, float] = {
     "se_curve": 0, "aim_dataset": 0.2856, "amp_run": 0.4793, "amp_summary": 0.8, "gd_run": 0,
-    "gd_summary": 0.8, "sgd_run": 0.2785, "reference_flow": 0.4286, "theorem1": 0, "landscape": 0,
+    "gd_summary": 0.8, "sgd_run": 0.2497, "reference_flow": 0.4337, "theorem1": 0, "landscape": 0,
     "moment_truncations": 0.8, "riccati_flow": 0.8, "truncation_error": 0.8,
-    "untied_sgd_run": 0.2463, "untied_theory": 0.548, "untied_fast_states": 0,
-    "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 1.0,
-    "flow_ensemble": 0.5, "tied_velocity": 0.5, "untied_velocity": 0.5, "truncation_radius": 0.5,
-    "untied_truncation": 0.5,
-    "figure": 1.505, "claims_topic": 3.52, "claims": 0.5,
+    "untied_sgd_run": 0.2225, "untied_theory": 0.5099, "untied_fast_states": 0,
+    "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 0,
+    "flow_ensemble": 0.3994, "tied_velocity": 0, "untied_velocity": 0, "truncation_radius": 0,
+    "untied_truncation": 0,
+    "figure": 1.479, "claims_topic": 0.606, "claims": 0.212,
 }
 
-#: Expected loop lengths where the data decide them, from the quick-scale jobs:
-#: AMP iterations per channel; the fraction of its horizon an SGD run that stops
-#: at an overlap runs; right-hand-side evaluations of the adaptive ODE solvers
-#: (per unit of horizon for the moment hierarchy).
+#: Expected loop lengths where the data decide them, from the quick-scale jobs
+#: (means, since a total is what they price): AMP iterations per channel; the
+#: fraction of its horizon an SGD run that stops at an overlap runs;
+#: right-hand-side evaluations of the adaptive ODE solvers (per unit of horizon
+#: for the moment hierarchy).
 TYPICAL: dict[str, float] = {
-    "amp_iterations_hardmax": 27.0,
+    "amp_iterations_hardmax": 329.0,
     "amp_iterations_hardmax_paper": 12.0,
-    "amp_iterations_softmax": 91.0,
+    "amp_iterations_softmax": 499.0,
     "amp_iterations_tokens": 210.0,   # the sampled g_out never settles: `stationary` near 204
-    "sgd_stop_fraction": 0.31,
-    "untied_stop_fraction": 0.21,
+    "sgd_stop_fraction": 0.285,
+    "untied_stop_fraction": 0.105,
     "tied_flow_rhs": 300.0,
     "direct_flow_rhs": 820.0,
     "untied_flow_rhs_RK45": 780.0,
@@ -152,6 +165,10 @@ TYPICAL: dict[str, float] = {
     "untied_limit_rhs": 128.0,
     "untied_stop_fraction_flow": 0.53,
     "moment_rhs_per_order": 60.0,
+    # flow ensembles, right-hand sides per replicate: a + b × horizon
+    "ensemble_rhs_tied": 160.0, "ensemble_rhs_per_time_tied": 48.0,
+    "ensemble_rhs_direct": 850.0, "ensemble_rhs_per_time_direct": 0.0,
+    "ensemble_rhs_exact": 690.0, "ensemble_rhs_per_time_exact": 0.0,
 }
 
 #: Scheduler limits from the model: runtime = margin × bound / (threads × efficiency) + grace.
@@ -243,7 +260,7 @@ def loop_from_diagnostics(rule: str, diagnostics: Mapping[str, Any]) -> float | 
     """The main loop's measured length from a job's sidecar diagnostics, or None (fixed loops).
 
     SGD steps (``n_steps``), AMP iterations (``iterations``), right-hand sides of the
-    flows (``nfev``, untied: ``flow.nfev``).
+    flows (``nfev``, untied: ``flow.nfev``; a flow ensemble: its replicates' ``nfev`` summed).
     """
     if rule in ("sgd_run", "untied_sgd_run"):
         return float(diagnostics["n_steps"])
@@ -251,6 +268,9 @@ def loop_from_diagnostics(rule: str, diagnostics: Mapping[str, Any]) -> float | 
         return float(diagnostics["iterations"])
     if rule == "reference_flow":
         return float(diagnostics["nfev"]) if diagnostics.get("nfev") is not None else None
+    if rule == "flow_ensemble":
+        nfev = diagnostics.get("nfev")
+        return float(sum(nfev.values())) if isinstance(nfev, Mapping) and nfev else None
     if rule == "untied_theory":
         flow = diagnostics.get("flow") or {}
         return float(flow["nfev"]) if flow.get("nfev") is not None else None
@@ -274,10 +294,7 @@ class CostModel:
         kind = _kind(rule)
         if kind not in _RULES:
             raise ValueError(f"rule {rule!r} has no cost model; known: {sorted(_RULES)}")
-        wildcards = dict(wildcards)
-        if kind == "aim_dataset" and "scale" not in wildcards:  # one dataset rule per scale
-            wildcards["scale"] = rule.rsplit("_", 1)[-1]
-        work = _RULES[kind](self, wildcards)
+        work = _RULES[kind](self, _with_rule(rule, kind, wildcards))
         expected = work.loop if loop is None else float(loop)
         return JobCost(rule=rule, cpu_seconds=work.seconds(expected),
                        cpu_seconds_bound=max(work.seconds(work.loop_bound), work.seconds(expected)),
@@ -288,10 +305,7 @@ class CostModel:
               loop: float | None = None) -> tuple[str, dict[str, float]]:
         """(start-up name, amount of each unit of work) of a job: what calibration fits."""
         kind = _kind(rule)
-        wildcards = dict(wildcards)
-        if kind == "aim_dataset" and "scale" not in wildcards:
-            wildcards["scale"] = rule.rsplit("_", 1)[-1]
-        work = _RULES[kind](self, wildcards)
+        work = _RULES[kind](self, _with_rule(rule, kind, wildcards))
         return work.startup, work.units(work.loop if loop is None else float(loop))
 
     # --- for the rules --------------------------------------------------------
@@ -425,6 +439,18 @@ def runtime_limit_minutes(cpu_seconds_bound: float, threads: int) -> int:
 def memory_limit_mb(memory_bytes: float) -> int:
     """Slurm ``mem_mb`` of a job from its peak memory estimate."""
     return MEMORY_GRACE_MB + math.ceil(MEMORY_MARGIN * memory_bytes / 1e6)
+
+
+def _with_rule(rule: str, kind: str, wildcards: Mapping[str, str]) -> dict[str, str]:
+    """The wildcards, with what the rule's name adds: a dataset's scale, a claims job's topic."""
+    wildcards = dict(wildcards)
+    if kind == "aim_dataset" and "scale" not in wildcards:  # one dataset rule per scale
+        wildcards["scale"] = rule.rsplit("_", 1)[-1]
+    if kind == "claims_topic":
+        wildcards["topic"] = rule.removeprefix("claims_")
+    if kind == "figure":
+        wildcards["figure"] = rule
+    return wildcards
 
 
 def _as_dict(wildcards) -> dict[str, str]:
@@ -641,7 +667,9 @@ def _sgd_work(rule: str, w: dict, *, param: str, stop_fraction: str) -> _Work:
     student_rho = rho if param != "untied" else rho
     memory = R.sgd_job(param=param, T=T, d=d, rho=rho, batch=B, lr=lr, horizon=horizon,
                        records=records, student_rho=student_rho).bytes
-    return _Work(rule, fixed={"flop": records * record}, per_loop=per_step, loop=expected,
+    # records are taken along the run: one that stops early takes only its share of them
+    per_step["flop"] += records * record / max(steps, 1)
+    return _Work(rule, per_loop=per_step, loop=expected,
                  loop_bound=steps, memory=memory, disk=_csv(records, 20))
 
 
@@ -684,18 +712,22 @@ def _reference_flow(model: CostModel, w: dict) -> _Work:
 
 
 def _flow_ensemble(model: CostModel, w: dict) -> _Work:
-    """``n`` flows of :func:`_reference_flow`, one per replicate (``exact``: the finite-d flow,
-    priced as the tied one: the same right-hand side plus a d-independent correction)."""
-    one = _reference_flow(model, {**w, "param": "direct" if w["flow"] == "direct" else "tied"})
-    n = _i(w, "n")
+    """``n`` flows of :func:`_reference_flow`, one per replicate; the loop is the right-hand
+    sides of all replicates, about ``n`` (a + b × horizon): a long horizon is mostly the slow
+    approach to the fixed point.  ``exact``: the finite-d flow, whose right-hand side takes the
+    moments of words in (S₁, S₂) up to a length set by the link's degree (O(d³) each, priced
+    per link) on top of the tied one's work."""
+    flow, link, d, n = w["flow"], w["link"], _i(w, "d"), _i(w, "n")
+    one = _reference_flow(model, {**w, "param": "direct" if flow == "direct" else "tied"})
     per_loop = dict(one.per_loop)
-    if w["flow"] == "exact":
-        # O(d³) per right-hand side (the finite-d expectation over the d×d problem), priced as
-        # four eigendecompositions: minutes per replicate at d = 400
-        per_loop["eigh"] = per_loop.get("eigh", 0.0) + 4.0 * float(_i(w, "d")) ** 3
+    if flow == "exact":
+        degree = link if f"exact_rhs_{link}" in PRICES else "h3"
+        per_loop[f"exact_rhs_{degree}"] = 1.0
+        per_loop[f"exact_rhs_d3_{degree}"] = float(d) ** 3
+    rhs = n * (TYPICAL[f"ensemble_rhs_{flow}"]
+               + TYPICAL[f"ensemble_rhs_per_time_{flow}"] * _f(w, "horizon"))
     return _Work("flow_ensemble", fixed={u: n * a for u, a in one.fixed.items()},
-                 per_loop={u: n * a for u, a in per_loop.items()}, loop=one.loop,
-                 loop_bound=one.loop_bound, memory=one.memory, disk=n * one.disk)
+                 per_loop=per_loop, loop=rhs, loop_bound=rhs, memory=one.memory, disk=n * one.disk)
 
 
 def _dims(w: dict) -> list[int]:
@@ -703,22 +735,30 @@ def _dims(w: dict) -> list[int]:
 
 
 def _velocity_table(rule: str) -> Callable[[CostModel, dict], _Work]:
-    """Initial velocities per d and replicate: one initial state each (d r normals, its traces)."""
+    """Initial velocities per d and replicate: one initial state each (d r normals, its traces).
+    Tied: the exact finite-d drift, moments of words up to a length set by the link's degree,
+    O(d³) each (priced per d³ and link); untied: a fast phase per replicate."""
     def work(model: CostModel, w: dict) -> _Work:
         dims, n = _dims(w), _i(w, "n")
         rho = _f(w, "rho")
         normals = sum(2.0 * d * _width(d, rho) for d in dims) * n
         largest = max(dims)
-        return _Work(rule, fixed={"velocity_replicate": len(dims) * n, "normal": normals,
-                                  "flop": sum(4.0 * d * d * _width(d, rho) for d in dims) * n},
+        fixed = {f"{rule}_replicate": len(dims) * n, "normal": normals,
+                 "flop": sum(4.0 * d * d * _width(d, rho) for d in dims) * n}
+        if rule == "tied_velocity":
+            degree = w["link"] if f"tied_velocity_d3_{w['link']}" in PRICES else "h3"
+            fixed[f"tied_velocity_d3_{degree}"] = n * sum(float(d) ** 3 for d in dims)
+        return _Work(rule, fixed=fixed,
                      memory=R.BASE_BYTES + 8.0 * 6 * largest * largest,
                      disk=_csv(len(dims) * n, 12))
     return work
 
 
 def _truncation_radius(model: CostModel, w: dict) -> _Work:
+    """Per replicate, the nearest zero of the Riccati determinant: Newton and an argument-principle
+    count, each step O(d³) (d×d determinants and solves)."""
     d, n = _i(w, "d"), _i(w, "n")
-    return _Work("truncation_radius", fixed={"radius_replicate": n, "eigh": n * float(d) ** 3},
+    return _Work("truncation_radius", fixed={"radius_d3": n * float(d) ** 3},
                  memory=R.BASE_BYTES + 8.0 * 6 * d * d, disk=_csv(n, 8))
 
 
@@ -832,9 +872,15 @@ def _untied_fast_states(model: CostModel, w: dict) -> _Work:
 
 
 def _light(rule: str, memory_mb: float) -> Callable[[CostModel, dict], _Work]:
-    """Figures and claims: start-up (matplotlib for figures) and reading small tables."""
+    """Figures and claims: start-up (matplotlib for figures) and reading small tables; a claims
+    topic adds its own checks (some recompute a theory curve), priced per topic where measured;
+    Figure S5 of paper 2 finds the instability time of each of its untied flows."""
     def work(model: CostModel, w: dict) -> _Work:
-        return _Work(rule, memory=memory_mb * 1e6, disk=SIDECAR_BYTES + 200_000.0)
+        topic = f"claims_{w.get('topic')}"
+        fixed = {topic: 1.0} if topic in PRICES else {}
+        if w.get("figure") == "paper2_figS5":
+            fixed["instability_time"] = float(len(model.plan.figureS5_runs(w["scale"])))
+        return _Work(rule, fixed=fixed, memory=memory_mb * 1e6, disk=SIDECAR_BYTES + 200_000.0)
     return work
 
 
