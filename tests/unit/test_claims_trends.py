@@ -65,10 +65,10 @@ def test_a_trend_is_judged_only_when_its_extrapolation_can_tell():
     precise = fit_finite_size(dims, [0.05, 0.03, 0.02], [0.002, 0.002, 0.002], [8, 8, 8])
     noisy = fit_finite_size(dims, [0.05, 0.03, 0.02], [0.05, 0.05, 0.05], [8, 8, 8])
     assert precise.decisive(0.02) and not noisy.decisive(0.02)
-    assert judge_trend(precise, 0.02, True) == {"passed": True, "judged": ""}
-    assert judge_trend(precise, 0.02, False) == {"passed": False, "judged": ""}
+    assert judge_trend(precise, 0.02, True, "note") == {"passed": True, "note": "note"}
+    assert judge_trend(precise, 0.02, False, "note") == {"passed": False, "note": "note"}
     # the noisy fit would pass |e∞| <= tol + 2 s.e. whatever its data: it is not judged
     assert noisy.within(0.02)
-    verdict = judge_trend(noisy, 0.02, True)
+    verdict = judge_trend(noisy, 0.02, True, "note")
     assert verdict["verdict"] == INFORMATIONAL and "passed" not in verdict
-    assert verdict["judged"].startswith(NOT_DECISIVE)
+    assert verdict["note"].startswith(f"note; {NOT_DECISIVE}")

@@ -3,14 +3,12 @@
 [P Cor. 8] at finite d (``aimrepro.paper2.untied.truncation_table.truncation_error_table``).
 """
 
-from dataclasses import asdict
-
 import numpy as np
 from _job import run_job
+from _replicates import replicate_seeds, write_replicate_table
 
 from aimrepro.paper2.sgd import ProblemSpec
 from aimrepro.paper2.untied.truncation_table import truncation_error_table
-from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:
@@ -20,13 +18,10 @@ def main(smk) -> None:
                            student_rho=float(wc.rho), normalisation=wc.normalisation,
                            init_scale=float(wc.sU), init_scale_v=float(wc.sV),
                            teacher_mean=float(wc.m2))
-        seeds = range(int(wc.seed), int(wc.seed) + int(wc.n))
+        seeds = replicate_seeds(wc)
         times = np.linspace(0.0, float(wc.horizon), int(wc.records))
         table, diagnostics = truncation_error_table(spec, seeds, times, max_order=int(wc.M))
-        write_table(smk.output.table, table)
-        job.log.info("diagnostics %s", diagnostics)
-        job.write_sidecar(smk.output.table, diagnostics=diagnostics, seed=int(wc.seed),
-                          extra_params={"spec": asdict(spec), "seeds": list(seeds)})
+        write_replicate_table(job, smk.output.table, table, diagnostics, spec, seeds)
 
 
 if __name__ == "__main__":

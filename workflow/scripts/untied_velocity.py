@@ -4,29 +4,24 @@
 (``aimrepro.paper2.theory_tables.untied_velocity_table``).
 """
 
-from dataclasses import asdict
-
 from _job import run_job
+from _replicates import replicate_dims, replicate_seeds, write_replicate_table
 
 from aimrepro.paper2.sgd import ProblemSpec
 from aimrepro.paper2.theory_tables import over_dims, untied_velocity_table
-from aimrepro.records.tables import write_table
 
 
 def main(smk) -> None:
     with run_job(smk) as job:
         wc = smk.wildcards
-        dims = [int(d) for d in wc.dims.split("-")]
+        dims = replicate_dims(wc)
         spec = ProblemSpec("untied", wc.link, int(wc.T), dims[0], rho=float(wc.rho),
                            student_rho=float(wc.rho), normalisation=wc.normalisation,
                            init_scale=float(wc.sU), init_scale_v=float(wc.sV),
                            teacher_mean=float(wc.m2))
-        seeds = range(int(wc.seed), int(wc.seed) + int(wc.n))
+        seeds = replicate_seeds(wc)
         table, diagnostics = over_dims(untied_velocity_table, spec, dims, seeds)
-        write_table(smk.output.table, table)
-        job.log.info("diagnostics %s", diagnostics)
-        job.write_sidecar(smk.output.table, diagnostics=diagnostics, seed=int(wc.seed),
-                          extra_params={"spec": asdict(spec), "seeds": list(seeds)})
+        write_replicate_table(job, smk.output.table, table, diagnostics, spec, seeds)
 
 
 if __name__ == "__main__":

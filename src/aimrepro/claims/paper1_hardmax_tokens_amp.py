@@ -47,12 +47,11 @@ def amp_trend_row(runs: Sequence[Mapping], se_point: ht.HardmaxSEPoint) -> Claim
     trend = fit_finite_size([dims[i] for i in usable], [means[i] for i in usable], [sems[i] for i in usable],
                             [counts[i] for i in usable])
     tolerance = 2.0 * se_point.mmse_stderr
-    verdict = judge_trend(trend, tolerance, trend.consistent and trend.within(tolerance))
-    judged = verdict.pop("judged")
     return _row(
         id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=_SECTION, claim=claim, expected=0.0,
         measured=trend.limit, tolerance=f"|e_inf| <= {format_number(tolerance)} + 2 se(e_inf), 1/d fit p >= 0.01",
-        **verdict,
-        note=f"excess AMP error - SE ({se_point.mmse:.4g} ± {se_point.mmse_stderr:.2g}, tolerance 2 s.e. of "
-             f"the SE): {trend.per_d_text()}; {trend.fit_text()}; " + (f"{judged}; " if judged else "")
-             + f"{unusable} runs neither converged nor stationary")
+        **judge_trend(
+            trend, tolerance, trend.consistent and trend.within(tolerance),
+            f"excess AMP error - SE ({se_point.mmse:.4g} ± {se_point.mmse_stderr:.2g}, tolerance 2 s.e. "
+            f"of the SE): {trend.per_d_text()}; {trend.fit_text()}; {unusable} runs neither converged "
+            "nor stationary"))

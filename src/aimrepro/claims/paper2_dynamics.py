@@ -149,8 +149,6 @@ def eq17_rows(velocity: Mapping[tuple[str, int], Mapping[str, np.ndarray]], *,
         flow = _relative_excess(tables, "flow")
         trend = _trend(flow)
         spread = _trend({d: np.abs(v) for d, v in flow.items()})
-        verdict = judge_trend(trend, tolerance, trend.within(tolerance) and spread.shrinks())
-        judged = verdict.pop("judged")
         exact = _relative_excess(tables, "exact")
         same = all(np.allclose(tables[d]["exact"], tables[d]["flow"], rtol=1e-8, atol=1e-12)
                    for d in tables)
@@ -160,36 +158,32 @@ def eq17_rows(velocity: Mapping[tuple[str, int], Mapping[str, np.ndarray]], *,
         if same:
             note += ("; the exact finite-d SGD drift equals the flow's here (a quadratic loss in "
                      "the indices: no cumulant beyond the second enters)")
-        if judged:
-            note += f"; {judged}"
         out.append(_row(
             id=f"p2-tied-eq17-flow-{link}", section="§5.1 T3, [P eqs. 17, 356]",
             claim=f"tied, {link}: at the uninformative start the matrix flow leaves with "
                   "dp12/dt = −2Γ12 t1 p22 as d → ∞",
             expected=0.0, measured=trend.limit,
             tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e., mean |excess| shrinking with d",
-            note=note, **verdict))
+            **judge_trend(trend, tolerance, trend.within(tolerance) and spread.shrinks(), note)))
         if same or not all(np.all(np.isfinite(v)) for v in exact.values()):
             continue
         drift = _trend(exact)
         slope = _loglog_slope(drift)
-        drift_verdict = judge_trend(drift, tolerance, drift.within(tolerance))
-        drift_judged = drift_verdict.pop("judged")
         out.append(_row(
             id=f"p2-tied-sgd-drift-{link}", section="§5.1 T3, [P eq. 17]",
             claim=f"tied, {link}: SGD's expected initial drift of p12 at finite d approaches "
                   "eq. 17 as d → ∞ (its excess falls like 1/d)",
             expected=0.0, measured=drift.limit,
             tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e. of the fit e∞ + b/d",
-            **drift_verdict,
-            note=f"exact finite-d expected SGD step at W(0) (aimrepro.paper2.finite_d_drift: all "
-                 f"cumulants of the quadratic-form indices), relative excess over eq. 17 per d: "
-                 f"{drift.per_d_text()}; {drift.fit_text()}; "
-                 + (f"{drift_judged}; " if drift_judged else "") + "log-log slope of the mean excess "
-                 f"{format_number(slope)}. At d = {drift.d[0]} SGD starts "
-                 f"{1 + drift.mean[0]:.2g} times faster than eq. 17: the non-Gaussian index, "
-                 "amplified by the link's degree, not the O(d^-1/2) mixed moments (row "
-                 f"p2-tied-eq17-flow-{link})"))
+            **judge_trend(
+                drift, tolerance, drift.within(tolerance),
+                f"exact finite-d expected SGD step at W(0) (aimrepro.paper2.finite_d_drift: all "
+                f"cumulants of the quadratic-form indices), relative excess over eq. 17 per d: "
+                f"{drift.per_d_text()}; {drift.fit_text()}; log-log slope of the mean excess "
+                f"{format_number(slope)}. At d = {drift.d[0]} SGD starts "
+                f"{1 + drift.mean[0]:.2g} times faster than eq. 17: the non-Gaussian index, "
+                "amplified by the link's degree, not the O(d^-1/2) mixed moments (row "
+                f"p2-tied-eq17-flow-{link})")))
     return out
 
 
@@ -619,8 +613,6 @@ def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
             continue
         trend = _trend(gaps)
         scale = tolerance * flow_times[max(gaps)]
-        verdict = judge_trend(trend, scale, trend.consistent and trend.within(scale))
-        judged = verdict.pop("judged")
         flow = "Gaussian-equivalent matrix flow" if param == "tied" else "closed ODE"
         unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
         out.append(_row(
@@ -630,14 +622,14 @@ def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
             expected=0.0, measured=trend.limit,
             tolerance=f"1/d form consistent (p ≥ 0.01); |e∞| ≤ {tolerance:g} T_wr(flow, "
                       f"d = {max(gaps)}) = {scale:.3g} + 2 s.e.",
-            **verdict,
-            note=f"T_wr(SGD) − T_wr(flow) per replicate ({unit}, |p12|/p22 ≥ {threshold:g}), "
-                 f"mean ± error of the mean: {trend.per_d_text()}; {trend.fit_text()}; "
-                 + (f"{judged}; " if judged else "") + "flow T_wr "
-                 + ", ".join(f"d={d}: {t:.3f}" for d, t in sorted(flow_times.items()))
-                 + ("; pairs with a run or flow not crossing (counted at its horizon): "
-                    + ", ".join(f"d={d}: {n}" for d, n in sorted(censored.items()) if n)
-                    if any(censored.values()) else "")))
+            **judge_trend(
+                trend, scale, trend.consistent and trend.within(scale),
+                f"T_wr(SGD) − T_wr(flow) per replicate ({unit}, |p12|/p22 ≥ {threshold:g}), "
+                f"mean ± error of the mean: {trend.per_d_text()}; {trend.fit_text()}; flow T_wr "
+                + ", ".join(f"d={d}: {t:.3f}" for d, t in sorted(flow_times.items()))
+                + ("; pairs with a run or flow not crossing (counted at its horizon): "
+                   + ", ".join(f"d={d}: {n}" for d, n in sorted(censored.items()) if n)
+                   if any(censored.values()) else ""))))
     return out
 
 

@@ -522,8 +522,6 @@ def eq42_rows(velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]
         stats_abs = [mean_and_sem(np.abs(rel[d])) for d in dims]
         spread = fit_finite_size(dims, [m for m, _, _ in stats_abs],
                                  [e for _, e, _ in stats_abs], [n for _, _, n in stats_abs])
-        verdict = judge_trend(trend, tolerance, trend.within(tolerance) and spread.shrinks())
-        judged = verdict.pop("judged")
         m_star = np.concatenate([np.abs(np.asarray(t["m_star"], float)) for t in tables.values()])
         out.append(_row(
             id=f"p2-untied-eq42-{link}-m2{m2:g}", section="§5.3 U2, [P eq. 42]",
@@ -531,13 +529,13 @@ def eq42_rows(velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]
                   "the uninformative state with dq12/dτ = −2 D1 Q2 g* as d → ∞",
             expected=0.0, measured=trend.limit,
             tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e., mean |difference| shrinking with d",
-            **verdict,
-            note=f"relative difference of the slaved slow flow's velocity (at the replicates' "
-                 f"U(0), V(0), mean slaved to m*) from eq. 42, per d: {trend.per_d_text()}; "
-                 f"{trend.fit_text()}; " + (f"{judged}; " if judged else "")
-                 + f"mean |difference|: {spread.per_d_text()}; |m*| = "
-                 f"{format_number(float(m_star.mean()))}. The difference is the mixed "
-                 "student–teacher moments that freeness (Assumption 6) removes as d → ∞"))
+            **judge_trend(
+                trend, tolerance, trend.within(tolerance) and spread.shrinks(),
+                f"relative difference of the slaved slow flow's velocity (at the replicates' "
+                f"U(0), V(0), mean slaved to m*) from eq. 42, per d: {trend.per_d_text()}; "
+                f"{trend.fit_text()}; mean |difference|: {spread.per_d_text()}; |m*| = "
+                f"{format_number(float(m_star.mean()))}. The difference is the mixed "
+                "student–teacher moments that freeness (Assumption 6) removes as d → ∞")))
     return out
 
 
@@ -563,20 +561,18 @@ def plateau_rows(runs: Mapping[int, Sequence[Trajectory]], *, link: str, start: 
     trend = fit_finite_size(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
                             [n for _, _, n in stats])
     escaped = sum(math.isfinite(escape_time(run, threshold)) for d in dims for run in runs[d])
-    verdict = judge_trend(trend, tolerance, escaped == 0 and trend.within(tolerance) and trend.shrinks())
-    judged = verdict.pop("judged")
     return [_row(
         id=f"p2-untied-fig3-plateau-{link}", section="§6 Fig. 3, [P Cor. 4(ii)]",
         claim=f"untied {link}, teacher mean 0: SGD does not escape; the small overlap it levels "
               "off at is a finite-d effect that vanishes as d grows",
         expected=0.0, measured=trend.limit,
         tolerance=f"no escape (|s| < {threshold}); |e∞| ≤ {tolerance:g} + 2 s.e.; shrinking",
-        **verdict,
-        note=f"plateau = mean |s| over τ ≥ {start:g}, s normalised by the teacher (Tr(S1+ S2+)/"
-             f"Tr(S2+²), the text's overlap up to that constant); per d: {trend.per_d_text()}; "
-             f"{trend.fit_text()}; " + (f"{judged}; " if judged else "")
-             + f"runs escaping: {escaped}. The population flow (Gaussian "
-             "equivalent) shows no plateau: it comes from SGD at finite d")]
+        **judge_trend(
+            trend, tolerance, escaped == 0 and trend.within(tolerance) and trend.shrinks(),
+            f"plateau = mean |s| over τ ≥ {start:g}, s normalised by the teacher (Tr(S1+ S2+)/"
+            f"Tr(S2+²), the text's overlap up to that constant); per d: {trend.per_d_text()}; "
+            f"{trend.fit_text()}; runs escaping: {escaped}. The population flow (Gaussian "
+            "equivalent) shows no plateau: it comes from SGD at finite d"))]
 
 
 # --- Figure 3 -------------------------------------------------------------------------------------

@@ -157,15 +157,15 @@ def fit_finite_size(d: Sequence[int], mean: Sequence[float], sem: Sequence[float
 NOT_DECISIVE = "not decisive: s.e.(e∞) above tolerance/2, more seeds or sizes needed"
 
 
-def judge_trend(trend: FiniteSizeTrend, tolerance: float, passed: bool) -> dict[str, object]:
-    """The verdict fields of a trend row: ``passed=`` when the trend is decisive, else informational.
+def judge_trend(trend: FiniteSizeTrend, tolerance: float, passed: bool, note: str) -> dict[str, object]:
+    """The verdict and note of a trend row: its own check when the trend is decisive, else informational.
 
     ``passed`` is the row's own check (e.g. ``trend.within(tolerance)`` and
-    more); it is kept only when :meth:`FiniteSizeTrend.decisive`.  Returns
-    keyword arguments for :func:`aimrepro.claims.table.claim_row`, plus
-    ``judged``, the phrase for the row's note ("" when decisive).
+    more); it is kept only when :meth:`FiniteSizeTrend.decisive`, and
+    otherwise the note says why the row is not judged.  Returns keyword
+    arguments for :func:`aimrepro.claims.table.claim_row`.
     """
     if trend.decisive(tolerance):
-        return {"passed": bool(passed), "judged": ""}
+        return {"passed": bool(passed), "note": note}
     return {"verdict": INFORMATIONAL,
-            "judged": f"{NOT_DECISIVE} (s.e.(e∞) = {trend.limit_se:.2g}, tolerance {tolerance:.3g})"}
+            "note": f"{note}; {NOT_DECISIVE} (s.e.(e∞) = {trend.limit_se:.2g}, tolerance {tolerance:.3g})"}
