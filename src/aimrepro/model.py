@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_softmax
+from aimrepro.numerics.softmax import log_softmax
 
 LINKS = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
 

@@ -97,8 +97,8 @@ def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
 
 
 def test_the_paper_scale_has_the_dry_runs_job_count(jobs):
-    # 11 719 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
-    assert len(jobs["paper"]) == 11_718
+    # 11 659 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
+    assert len(jobs["paper"]) == 11_658
 
 
 # --- one job --------------------------------------------------------------------------

@@ -29,7 +29,6 @@ import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
 
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1 import spectra
@@ -216,6 +215,9 @@ def _solve_scalar(fixed_point_gap, v_start, *, tol):
         f_lo = F(v_lo)
     if f_lo == 0.0:
         return v_lo, evaluations, 0.0, True
+    # imported here: scipy.optimize costs ~0.1 s per process, and every GAMP-RIE job imports
+    # this module for its predicted error, while only the generic (hardmax) solver needs brentq
+    from scipy.optimize import brentq
     v, info = brentq(F, v_lo, v_hi, xtol=tol * 1e-2, rtol=4 * np.finfo(float).eps, full_output=True, disp=False)
     res = abs(F(v))
     return v, evaluations, res, bool(info.converged) and res < tol

@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_softmax
+from aimrepro.numerics.softmax import log_softmax
 
 from aimrepro.model import HERMITE_LINKS, LINKS, hermite_link
 
