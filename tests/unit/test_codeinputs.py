@@ -13,7 +13,8 @@ import pytest
 
 from conftest import REPO
 
-from aimrepro_workflow.codeinputs import CodeLayout, ImportClosures, import_closure, imported_modules
+from aimrepro_workflow.codeinputs import (CodeLayout, ImportClosures, ImportListCache, import_closure,
+                                          imported_modules)
 
 LAYOUT = CodeLayout(package_root=REPO / "src", package="aimrepro",
                     helper_dir=REPO / "workflow" / "scripts")
@@ -96,6 +97,46 @@ def test_one_memo_for_many_scripts_gives_each_scripts_own_closure():
     assert len(scripts) > 20
     for script in scripts:
         assert closures(script) == import_closure(script, LAYOUT), script.name
+
+
+def test_the_disk_cache_gives_the_parsers_closures_and_sees_edits(toy, tmp_path, monkeypatch):
+    cache_file = tmp_path / "cache" / "lists.json"
+    script = toy.helper_dir / "job.py"
+    parsed = import_closure(script, toy)
+    assert ImportClosures(toy, ImportListCache(cache_file))(script) == parsed
+    assert cache_file.is_file()
+
+    # a warm cache does not parse: the lists come from the file
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed although the cache holds the file")
+
+    monkeypatch.setattr("aimrepro_workflow.codeinputs.imported_modules", no_parsing)
+    assert ImportClosures(toy, ImportListCache(cache_file))(script) == parsed
+    monkeypatch.undo()
+
+    # an edited file is keyed by its new content
+    (toy.package_root / "pkg" / "lazy.py").write_text("from . import unused\n")
+    edited = ImportClosures(toy, ImportListCache(cache_file))(script)
+    assert set(edited) - set(parsed) == {toy.package_root / "pkg" / "unused.py"}
+
+
+def test_a_damaged_or_foreign_cache_counts_as_empty(toy, tmp_path):
+    script = toy.helper_dir / "job.py"
+    parsed = import_closure(script, toy)
+    cache_file = tmp_path / "lists.json"
+    for content in ("{not json", json.dumps({"version": "another parser", "entries": {"k": ["x"]}}),
+                    json.dumps([1, 2])):
+        cache_file.write_text(content)
+        assert ImportClosures(toy, ImportListCache(cache_file))(script) == parsed
+        assert json.loads(cache_file.read_text())["version"] == ImportListCache.VERSION
+
+
+def test_an_unwritable_cache_only_costs_the_parsing(toy, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    cache = ImportListCache(blocker / "lists.json")   # its directory cannot be made
+    assert ImportClosures(toy, cache)(toy.helper_dir / "job.py") == \
+        import_closure(toy.helper_dir / "job.py", toy)
 
 
 def test_import_cycles_terminate(toy):

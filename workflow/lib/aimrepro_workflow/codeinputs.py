@@ -27,18 +27,27 @@ Third-party and standard-library imports are not code inputs: they are
 recorded as package versions in each sidecar.
 
 Nothing here imports the modules it reads (only :mod:`ast`), so it is cheap
-and safe to run while Snakemake parses the workflow.
+and safe to run while Snakemake parses the workflow.  Parsing the ~120
+modules still took a third of a second at every Snakemake start, so the
+workflow keeps each file's import list on disk, keyed by the file's content
+(:class:`ImportListCache`): an edited file is parsed again, an unchanged one
+is only read and hashed.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CodeLayout", "ImportClosures", "import_closure", "imported_modules"]
+__all__ = ["CodeLayout", "ImportClosures", "ImportListCache", "import_closure",
+           "imported_modules"]
 
 
 @dataclass(frozen=True)
@@ -179,11 +188,13 @@ class ImportClosures:
     module's imports stats the candidate files, so a workflow parse (49
     scripts, ~1 100 module visits) took 0.5 s without this memo and a tenth
     of it with.  Made once per parse of the workflow, while no file changes:
-    a new instance sees edits.
+    a new instance sees edits.  With ``cache`` (an :class:`ImportListCache`)
+    the import lists of unchanged files come from disk instead of the parser.
     """
 
-    def __init__(self, layout: CodeLayout) -> None:
+    def __init__(self, layout: CodeLayout, cache: ImportListCache | None = None) -> None:
         self.layout = layout
+        self.cache = cache
         self._direct: dict[Path, list[Path]] = {}
 
     def __call__(self, script: Path) -> list[Path]:
@@ -195,16 +206,86 @@ class ImportClosures:
                 continue
             seen.add(path)
             if path not in self._direct:
-                self._direct[path] = list(_direct_dependencies(path, self.layout))
+                self._direct[path] = list(_direct_dependencies(path, self.layout, self.cache))
             pending.extend(self._direct[path])
+        if self.cache is not None:
+            self.cache.save()
         return sorted(seen)
 
 
-def _direct_dependencies(path: Path, layout: CodeLayout) -> Iterable[Path]:
+class ImportListCache:
+    """Import lists of source files on disk, keyed by each file's content (a JSON file).
+
+    The key is the SHA-256 of the file's bytes with the arguments of
+    :func:`imported_modules`, and the whole cache is dropped when this
+    module's own source changes (the parser may have changed), so a cached
+    list is always what parsing the file would give.  Unreadable or foreign
+    contents count as an empty cache; a cache that cannot be written (a
+    read-only checkout) only costs the parsing.  Writes go to a temporary
+    file renamed over the cache, so a concurrent reader sees the old or the
+    new file, never half of one.
+
+    Parameters
+    ----------
+    path : Path
+        The cache file (the workflow uses ``.snakemake/aimrepro-import-lists.json``
+        beside the Snakefile).
+    """
+
+    VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._entries: dict[str, list[str]] = {}
+        self._dirty = False
+        try:
+            stored = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(stored, dict) and stored.get("version") == self.VERSION \
+                and isinstance(stored.get("entries"), dict):
+            self._entries = stored["entries"]
+
+    def imports(self, path: Path, *, in_package: bool, dotted: str | None,
+                is_package: bool) -> tuple[str, ...]:
+        """:func:`imported_modules` of the file at ``path``, from the cache when it holds them."""
+        source = path.read_bytes()
+        key = (f"{hashlib.sha256(source).hexdigest()} {int(in_package)} {dotted or ''} "
+               f"{int(is_package)}")
+        names = self._entries.get(key)
+        if names is None:
+            names = imported_modules(source.decode("utf-8"), module_level_only=not in_package,
+                                     current=dotted, is_package=is_package)
+            self._entries[key] = names
+            self._dirty = True
+        return tuple(names)
+
+    def save(self) -> None:
+        """Write the cache if a list was added since it was read or last written."""
+        if not self._dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name,
+                                                 suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump({"version": self.VERSION, "entries": self._entries}, out)
+            os.chmod(temporary, 0o644)   # mkstemp's 0600 would hide it from other users
+            os.replace(temporary, self.path)
+        except OSError:
+            return
+        self._dirty = False
+
+
+def _direct_dependencies(path: Path, layout: CodeLayout,
+                         cache: ImportListCache | None = None) -> Iterable[Path]:
     dotted = layout.dotted_name(path)
     in_package = dotted is not None
-    names = _cached_imports(path, path.stat().st_mtime_ns, in_package, dotted,
-                            path.name == "__init__.py")
+    is_package = path.name == "__init__.py"
+    if cache is not None:
+        names = cache.imports(path, in_package=in_package, dotted=dotted, is_package=is_package)
+    else:
+        names = _cached_imports(path, path.stat().st_mtime_ns, in_package, dotted, is_package)
     found: list[Path] = []
     for name in names:
         helper = layout.helper_file(name) if not in_package else None
