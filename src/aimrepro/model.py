@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from aimrepro.numerics.softmax import log_softmax
 
 LINKS = ("softmax", "hardmax", "linear", "h1", "h2", "h3")

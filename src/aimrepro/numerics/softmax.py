@@ -8,7 +8,7 @@ the quick scale), so the label maps use this copy of the same arithmetic and
 scipy.special stays out of those jobs.  The operations and their order are
 scipy's (``scipy.special.log_softmax``, 1.17): shift by the finite maximum,
 exponentiate, sum, take the log, so the results are the same bits
-(tests/unit/test_numerics.py checks it against scipy).
+(tests/unit/test_softmax.py checks it against scipy).
 """
 
 from __future__ import annotations

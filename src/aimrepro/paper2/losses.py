@@ -36,9 +36,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from aimrepro.numerics.softmax import log_softmax
 
 from aimrepro.model import HERMITE_LINKS, LINKS, hermite_link
+from aimrepro.numerics.softmax import log_softmax
 
 __all__ = ["LINK_NAMES", "Link", "MSELoss", "make_link"]
 

@@ -268,11 +268,15 @@ class ImportListCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name,
                                                  suffix=".tmp")
+        except OSError:
+            return
+        try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump({"version": self.VERSION, "entries": self._entries}, out)
             os.chmod(temporary, 0o644)   # mkstemp's 0600 would hide it from other users
             os.replace(temporary, self.path)
         except OSError:
+            Path(temporary).unlink(missing_ok=True)
             return
         self._dirty = False
 
