@@ -9,9 +9,13 @@ script collects them into one JSON list, the calibration set of the cost model
 
 * fits the model's overhead prices and start-ups to the set (non-negative
   least squares on the relative error, the machine rates held at their
-  benchmarked values) and prints them as they are written in costs.py;
+  benchmarked values and a few prices at their own, ``HELD``) and prints them
+  as they are written in costs.py;
 * prints the typical loop lengths (``TYPICAL``) the set shows;
-* prints, per rule, measured against predicted CPU seconds.
+* prints, per rule, measured against predicted CPU seconds;
+
+and with ``--held-out`` fits on every other job of each rule and tests the
+fit on the rest.
 
 CPU seconds, not wall time: the reference machine was shared (load average
 about 20 on 2 cores while the quick set was measured), which stretches wall
@@ -43,8 +47,17 @@ sys.path.insert(0, str(REPO / "workflow" / "lib"))
 from aimrepro.config import validate_config  # noqa: E402
 from aimrepro_workflow import costs  # noqa: E402
 
-#: The fitted units: per-call overheads (the machine rates stay as benchmarked).
-FITTED = [unit for unit in costs.PRICES if unit not in ("flop", "normal", "eigh", "byte_io", "element")]
+#: Machine rates, as benchmarked (bench_costs.py); not fitted.
+MACHINE_RATES = ("flop", "normal", "eigh", "byte_io", "element", "small_matmul")
+#: Prices not fitted either: the moment hierarchy's, from bench_moments.py (the quick jobs are
+#: too small to separate them from the start-up); a summary's per-file read; the Fisher table's
+#: factor on the package's own calibration and the token SE point (their rules' start-ups stay
+#: with them, HELD_STARTUPS); the sampled g_out's proposal (no quick job draws one).
+HELD = ("moment_letter_build", "moment_term", "moment_rhs", "input_file", "fisher_table_second",
+        "tokens_se_point", "tokens_gout_proposal")
+HELD_STARTUPS = ("fisher_table", "tokens_se_curve", "tokens_amp_run")
+#: The fitted units: per-call overheads.
+FITTED = [unit for unit in costs.PRICES if unit not in MACHINE_RATES + HELD]
 
 
 def gather(run_dir: Path, scale: str | None) -> list[dict]:
@@ -81,20 +94,25 @@ def _config(run_dir: Path) -> dict:
     return validate_config(yaml.safe_load((run_dir / "config.yaml").read_text()), schema)
 
 
-def fit(model: costs.CostModel, records: list[dict]) -> None:
-    """Print fitted overheads, typical loops and measured/predicted per rule."""
+def solve(model: costs.CostModel, records: list[dict]) -> dict[str, float]:
+    """The fitted start-ups (``startup:<name>``) and overheads: non-negative least squares on
+    the relative error; a column no record uses comes out 0."""
     import numpy as np
     from scipy.optimize import nnls
 
-    rows, targets, names = [], [], []
-    startups = sorted({model.units(r["rule"], r["wildcards"])[0] for r in records})
+    rows, targets = [], []
+    startups = sorted({model.units(r["rule"], r["wildcards"])[0] for r in records}
+                      - set(HELD_STARTUPS))
     columns = [f"startup:{name}" for name in startups] + FITTED
     for record in records:
         startup, units = model.units(record["rule"], record["wildcards"], loop=record["loop"])
         known = sum(amount * costs.PRICES[unit] for unit, amount in units.items()
                     if unit != "startup" and unit not in FITTED)
         row = np.zeros(len(columns))
-        row[columns.index(f"startup:{startup}")] = 1.0
+        if startup in HELD_STARTUPS:
+            known += costs.STARTUP[startup]
+        else:
+            row[columns.index(f"startup:{startup}")] = 1.0
         for unit, amount in units.items():
             if unit in FITTED:
                 row[columns.index(unit)] = amount
@@ -102,10 +120,54 @@ def fit(model: costs.CostModel, records: list[dict]) -> None:
         weight = 1.0 / measured
         rows.append(row * weight)
         targets.append((measured - known) * weight)
-        names.append(record["rule"])
     solution, _ = nnls(np.array(rows), np.array(targets), maxiter=100 * len(columns))
+    return dict(zip(columns, (float(value) for value in solution)))
+
+
+def _fitted_columns(model: costs.CostModel, record: dict) -> set[str]:
+    """The fitted columns a record's prediction uses."""
+    startup, units = model.units(record["rule"], record["wildcards"], loop=record["loop"])
+    used = {unit for unit, amount in units.items() if amount and unit in FITTED}
+    return used | ({f"startup:{startup}"} if startup not in HELD_STARTUPS else set())
+
+
+def held_out(model: costs.CostModel, records: list[dict]) -> None:
+    """Fit on every other job of each rule, predict the rest (loops as measured); a job using
+    a price or start-up that no training job uses is left out."""
+    by_rule = defaultdict(list)
+    for record in records:
+        by_rule[record["rule"]].append(record)
+    train = [record for jobs in by_rule.values() for record in jobs[0::2]]
+    test = [record for jobs in by_rule.values() for record in jobs[1::2]]
+    trained = set().union(*(_fitted_columns(model, record) for record in train))
+    tested = [record for record in test if _fitted_columns(model, record) <= trained]
+    saved = dict(costs.PRICES), dict(costs.STARTUP)
+    try:
+        for column, value in solve(model, train).items():
+            if column.startswith("startup:"):
+                costs.STARTUP[column.removeprefix("startup:")] = value
+            else:
+                costs.PRICES[column] = value
+        ratios = sorted(((model.job(r["rule"], r["wildcards"], loop=r["loop"]).cpu_seconds
+                          / r["cpu_seconds"], r) for r in tested),
+                        key=lambda pair: abs(math.log(max(pair[0], 1e-12))))
+    finally:
+        costs.PRICES.update(saved[0])
+        costs.STARTUP.update(saved[1])
+    within = sum(1 / 2 <= ratio <= 2 for ratio, _ in ratios)
+    print(f"\n# held out: fitted on {len(train)} jobs (every other job of each rule), "
+          f"tested on {len(tested)} ({len(test) - len(tested)} left out: a price no training "
+          f"job has)\n    within a factor 2: {within}; 90 % within "
+          f"{math.exp(abs(math.log(max(ratios[int(0.9 * len(ratios))][0], 1e-12)))):.3g}; worst:")
+    for ratio, record in ratios[-5:][::-1]:
+        print(f"    {ratio:.3g}  {record['rule']} {record['wildcards']} "
+              f"(measured {record['cpu_seconds']:.3g} s)")
+
+
+def fit(model: costs.CostModel, records: list[dict]) -> None:
+    """Print fitted overheads, typical loops and measured/predicted per rule."""
     print("# fitted (paste into costs.py):")
-    for column, value in zip(columns, solution):
+    for column, value in solve(model, records).items():
         print(f"    {column}: {value:.4g}")
     print("\n# typical loop lengths:")
     loops = defaultdict(list)
@@ -160,6 +222,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the records here (JSON)")
     parser.add_argument("--scale", choices=("quick", "paper"), default=None)
     parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--held-out", action="store_true",
+                        help="fit on every other job of each rule, test on the rest")
     args = parser.parse_args()
     records = [record for run_dir in args.run_dirs for record in gather(run_dir, args.scale)]
     print(f"{len(records)} jobs with CPU times", file=sys.stderr)
@@ -172,6 +236,8 @@ def main() -> None:
             "jobs": records}, indent=1) + "\n")
     if args.fit:
         fit(model, records)
+    if args.held_out:
+        held_out(model, records)
     compare(model, records)
 
 

@@ -1,7 +1,7 @@
 """The cost model against measured jobs: every quick-scale job's CPU time within a factor of 2.
 
 benchmarks/results/quick_jobs.json holds every job of one full quick pipeline run
-(820 jobs, every rule; a fresh clone at commit 7b07d60 on 2 cores of a quiet machine),
+(772 jobs, every rule; a fresh clone at commit b50db00 on 2 cores of a quiet machine),
 gathered from their sidecars by benchmarks/gather_job_costs.py:
 rule, wildcards, CPU seconds, peak resident memory and, where the data decide
 it, the length of the main loop (SGD steps, AMP iterations, right-hand sides).

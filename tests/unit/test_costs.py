@@ -184,6 +184,25 @@ def test_an_unknown_rule_is_refused(model):
         model.job("all", {"scale": "quick"})
 
 
+def test_an_amp_summary_prices_the_theory_its_table_adds(model, jobs):
+    from aimrepro.paper1.generalisation import SOFTMAX_TOKENS
+
+    # the model tells softmax token counts with a generalisation curve by their prices
+    assert {int(unit.rsplit("_T", 1)[1]) for unit in costs.PRICES
+            if unit.startswith("gen_point_softmax_T")} == set(SOFTMAX_TOKENS)
+    summaries = [(rule, w) for rule, w in jobs["quick"] if rule == "amp_summary"]
+    assert {w["channel"].split("_beta")[0] for _, w in summaries} == {"hardmax", "hardmax_paper",
+                                                                      "softmax"}
+    for rule, w in summaries:
+        _, units = model.units(rule, w)
+        channel, n = w["channel"].split("_beta")[0], float(w["n"])
+        se = "se_point_hardmax_paper" if channel == "hardmax_paper" else f"se_point_{channel}"
+        assert units[se] == n
+        gen = [unit for unit in units if unit.startswith("gen_point_")]
+        theory = channel == "hardmax" or (channel == "softmax" and int(w["T"]) in SOFTMAX_TOKENS)
+        assert gen == ([f"gen_point_{channel}_T{w['T']}"] if theory else []), w
+
+
 def test_the_loop_is_read_from_the_diagnostics_that_record_it():
     assert costs.loop_from_diagnostics("sgd_run", {"n_steps": 700}) == 700
     assert costs.loop_from_diagnostics("amp_run", {"iterations": 13}) == 13

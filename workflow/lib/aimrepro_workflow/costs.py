@@ -70,9 +70,12 @@ __all__ = [
 # calibration: prices of each kind of work (seconds per unit)
 
 #: Seconds per unit of work.  Machine rates (``flop``, ``normal``, ``eigh``,
-#: ``byte_io``) come from benchmarks/bench_costs.py on the reference machine
-#: (one core); the overheads are fitted to the quick-scale jobs of
-#: benchmarks/results/quick_jobs.json by benchmarks/gather_job_costs.py --fit.
+#: ``byte_io``, ``element``, ``small_matmul``) come from benchmarks/bench_costs.py on the
+#: reference machine (one core); the overheads are fitted to the quick-scale jobs of
+#: benchmarks/results/quick_jobs.json by benchmarks/gather_job_costs.py --fit, except
+#: those it holds (``HELD`` there), which the quick jobs cannot tell from a start-up: the
+#: moment hierarchy's (bench_moments.py), a summary's read per file, the Fisher table's
+#: and the token SE curve's, and the sampled g_out's (no quick job draws one).
 PRICES: dict[str, float] = {
     "flop": 1.0 / 35e9,          # GEMM of the pipeline's shapes, one core
     "normal": 14e-9,             # one float64 standard normal (numpy PCG64)
@@ -81,69 +84,72 @@ PRICES: dict[str, float] = {
     "element": 1.1e-9,           # one float64 element of a vectorised expression
     "small_matmul": 1.247e-10,   # one multiply-add of numpy's matmul on stacks of tiny (T × r) matrices
     # overheads per call, fitted
-    "se_point_softmax": 0.008766,
-    "se_point_hardmax": 0.13,
-    "se_point_hardmax_paper": 0.10,
-    "amp_iteration": 0.001695,
-    "amp_sample_hardmax": 3.624e-07,
+    "se_point_softmax": 0,
+    "se_point_hardmax": 0.1042,
+    "se_point_hardmax_paper": 0.07992,
+    "amp_iteration": 4.148e-4,
+    "amp_sample_hardmax": 3.655e-08,
     "amp_sample_softmax": 0,
-    "gd_step": 3.385e-4,
+    "gd_step": 1.019e-4,
     "gd_replica_step": 0,
     "sgd_step": 0,
     "sgd_step_untied": 0,
-    "sgd_sample_softmax": 1.016e-08,
-    "rhs_tied": 0.0003122,
-    "rhs_direct": 0.0003164,
-    "rhs_untied": 0.001824,
-    "rhs_untied_limit": 0.01353,  # the slaved limit flow: fast fixed points per right-hand side
-    "gamma_softmax": 0.0003186,
+    "sgd_sample_softmax": 0,
+    "rhs_tied": 0.0003162,
+    "rhs_direct": 0.0003056,
+    "rhs_untied": 0.001404,
+    "rhs_untied_limit": 0.01238,  # the slaved limit flow: fast fixed points per right-hand side
+    "gamma_softmax": 0.0006989,
     "moment_letter_build": 13e-6,
     "moment_term": 8e-9,
     "moment_rhs": 1.0e-4,
-    "mc_sequence": 1.091e-06,
-    "quadrature_point": 0.000112,
-    "fast_state": 0.01499,
+    "mc_sequence": 7.136e-07,
+    "quadrature_point": 8.579e-05,
+    "fast_state": 0.01084,
     "input_file": 5.0e-3,
     # hardmax with T >= 3 tokens: the Fisher table's CPU seconds come from the package's own
     # per-sample calibration (aimrepro.paper1.hardmax_tokens.estimated_table_seconds)
     "fisher_table_second": 1.0,
     "tokens_se_point": 0.03,
     # generalisation error along an SE curve: nested quadrature per point (T = 3: 2 + 2 dimensions)
-    "gen_point_softmax_T2": 0.007219,
-    "gen_point_softmax_T3": 0.1022,
-    "gen_point_hardmax_T2": 0.1541,
+    "gen_point_softmax_T2": 0,
+    "gen_point_softmax_T3": 0.08098,
+    "gen_point_hardmax_T2": 0.1282,
     # the exact finite-d tied flow, per right-hand side and link degree: an overhead, and the
     # moments of its words per d³
-    "exact_rhs_h1": 0, "exact_rhs_h2": 5.299e-05, "exact_rhs_h3": 0.001181,
-    "exact_rhs_d3_h1": 4.232e-11, "exact_rhs_d3_h2": 3.6e-10, "exact_rhs_d3_h3": 1.229e-09,
+    "exact_rhs_h1": 0, "exact_rhs_h2": 2.431e-05, "exact_rhs_h3": 0.001201,
+    "exact_rhs_d3_h1": 2.603e-11, "exact_rhs_d3_h2": 3.643e-10, "exact_rhs_d3_h3": 1.218e-09,
     # paper-2 theory tables: per replicate and d (one initial state, its flow or its velocity),
     # and for the tied velocity the exact drift's moments per d³ and link degree
     "tied_velocity_replicate": 0,
-    "untied_velocity_replicate": 0.08662,
-    "tied_velocity_d3_h1": 5.591e-10, "tied_velocity_d3_h2": 1.385e-09,
-    "tied_velocity_d3_h3": 3.596e-09,
-    "radius_d3": 3.502e-7,  # one replicate of the truncation radius, per d³
-    "untied_truncation_order": 0.0587,  # one truncation order of one replicate, beside its limit flow
+    "untied_velocity_replicate": 0.08532,
+    "tied_velocity_d3_h1": 5.813e-10, "tied_velocity_d3_h2": 1.342e-09,
+    "tied_velocity_d3_h3": 3.604e-09,
+    "radius_d3": 3.51e-7,  # one replicate of the truncation radius, per d³
+    "untied_truncation_order": 0.07846,  # one truncation order of a replicate, beside its limit flow
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
-    "instability_time": 0.02323,  # the instability time of one untied flow (paper 2, Figure S5)
+    "instability_time": 0.02539,  # the instability time of one untied flow (paper 2, Figure S5)
     # a claims topic's own work beyond the start-up (claims_topic), per topic
-    "claims_paper1_amp": 0.855, "claims_paper1_gd": 0.139, "claims_paper1_hardmax_tokens": 10.91,
-    "claims_paper1_theory": 2.399, "claims_paper2_dynamics": 1.119, "claims_paper2_moments": 0,
-    "claims_paper2_untied": 0.983,
+    "claims_paper1_amp": 0.7, "claims_paper1_gd": 0.194, "claims_paper1_hardmax_tokens": 10.56,
+    "claims_paper1_theory": 2.404, "claims_paper2_dynamics": 0.938, "claims_paper2_moments": 0,
+    "claims_paper2_untied": 0.862,
 }
 
 #: CPU seconds of a job's process before and after its work: the interpreter,
 #: numpy/scipy (and matplotlib for figures), the aimrepro modules, the input
-#: checks and the sidecar; fitted per rule to the quick-scale jobs.
+#: checks and the sidecar; fitted per rule to the quick-scale jobs, except the Fisher
+#: table's, the token SE curve's and the token AMP run's, which stay with their rules'
+#: hand-set work prices.
 STARTUP: dict[str, float] = {
-    "se_curve": 0, "aim_dataset": 0.2856, "amp_run": 0.4793, "amp_summary": 0.8, "gd_run": 0,
-    "gd_summary": 0.8, "sgd_run": 0.2497, "reference_flow": 0.4337, "theorem1": 0, "landscape": 0,
-    "moment_truncations": 0.8, "riccati_flow": 0.8, "truncation_error": 0.8,
-    "untied_sgd_run": 0.2225, "untied_theory": 0.5099, "untied_fast_states": 0,
-    "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 0,
-    "flow_ensemble": 0.3994, "tied_velocity": 0, "untied_velocity": 0, "truncation_radius": 0,
+    "se_curve": 0.3041, "aim_dataset": 0.1286, "amp_run": 0.2642, "amp_summary": 0.2437,
+    "gd_run": 0, "gd_summary": 0.1433, "sgd_run": 0.1153, "reference_flow": 0.4088, "theorem1": 0,
+    "landscape": 0,
+    "moment_truncations": 0.3828, "riccati_flow": 0.4252, "truncation_error": 0.5172,
+    "untied_sgd_run": 0.09888, "untied_theory": 0.5802, "untied_fast_states": 0,
+    "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 0.3111,
+    "flow_ensemble": 0.4157, "tied_velocity": 0, "untied_velocity": 0, "truncation_radius": 0,
     "untied_truncation": 0,
-    "figure": 1.479, "claims_topic": 0.606, "claims": 0.212,
+    "figure": 1.179, "claims_topic": 0.382, "claims": 0.132,
 }
 
 #: Expected loop lengths where the data decide them, from the quick-scale jobs
@@ -157,7 +163,7 @@ TYPICAL: dict[str, float] = {
     "amp_iterations_softmax": 499.0,
     "amp_iterations_tokens": 210.0,   # the sampled g_out never settles: `stationary` near 204
     "sgd_stop_fraction": 0.285,
-    "untied_stop_fraction": 0.105,
+    "untied_stop_fraction": 0.147,
     "tied_flow_rhs": 300.0,
     "direct_flow_rhs": 820.0,
     "untied_flow_rhs_RK45": 780.0,
@@ -613,14 +619,34 @@ def _summary_runs(curves, path: str) -> list[str]:
     return []
 
 
-def _summary(rule: str, curves: Callable[[str], list], spec: paths.ResultPath, run_bytes: Callable):
+def _summary(rule: str, curves: Callable[[str], list], spec: paths.ResultPath, run_bytes: Callable,
+             theory: Callable[[dict], dict[str, float]] | None = None):
+    """Each run read (its file and its bytes), and the theory the table adds per point."""
     def work(model: CostModel, w: dict) -> _Work:
         scale = w["scale"]
         runs = _summary_runs(curves(model.plan, scale), spec.format(scale, **{
             k: v for k, v in w.items() if k != "scale"}))
         read = sum(run_bytes(model, w) for _ in runs)
-        return _Work(rule, fixed={"input_file": len(runs), "byte_io": read},
+        fixed = {"input_file": len(runs), "byte_io": read, **(theory(w) if theory else {})}
+        return _Work(rule, fixed=fixed,
                      memory=R.BASE_BYTES + 2.0 * run_bytes(model, w), disk=_csv(64, 12))
+    return work
+
+
+def _amp_summary_theory(w: dict) -> dict[str, float]:
+    """The AMP table's theory columns (aimrepro.paper1.amp.summary_table) at its n points: the
+    channel's SE curve and, for hardmax and softmax with few tokens, the generalisation errors."""
+    n, T = _i(w, "n"), _i(w, "T")
+    channel = w["channel"].split("_beta")[0]
+    se_unit = f"se_point_{channel}" if f"se_point_{channel}" in PRICES else "se_point_hardmax"
+    work = {se_unit: float(n)}
+    gen_unit = f"gen_point_{channel}_T{T}"
+    # softmax has prices for the token counts the package implements (generalisation.
+    # SOFTMAX_TOKENS, not imported: it would bring scipy into Snakemake's process)
+    if channel == "softmax" and gen_unit in PRICES or channel == "hardmax":
+        if gen_unit not in PRICES:
+            raise ValueError(f"no price for the generalisation error of {channel} T={T}")
+        work[gen_unit] = float(n)
     return work
 
 
@@ -889,7 +915,7 @@ _RULES: dict[str, Callable[[CostModel, dict], _Work]] = {
     "aim_dataset": _aim_dataset,
     "amp_run": _amp_run,
     "amp_summary": _summary("amp_summary", lambda plan, s: plan.amp_curves(s), paths.AMP_SUMMARY,
-                            _amp_run_bytes),
+                            _amp_run_bytes, theory=_amp_summary_theory),
     "gd_run": _gd_run,
     "gd_summary": _summary("gd_summary", lambda plan, s: plan.figure2_gd_curves(s), paths.GD_SUMMARY,
                            _gd_run_bytes),
