@@ -82,8 +82,8 @@ def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
     assert truncation_sgd and not {r["path"] for r in truncation_sgd} & {r["path"] for r in untied}
     assert counts["untied_sgd_run"] == len(untied) + len(plateau) + len(truncation_sgd)
     assert counts["untied_theory"] == len(untied) + len(plan.figureS4_limit_runs(scale))
-    tied = (plan.figure2_runs(scale) + plan.figureS3_runs(scale) + plan.figure1_moment_runs(scale)
-            + plan.figure4_moment_runs(scale))
+    tied = (plan.figure2_runs(scale) + plan.figureS3_runs(scale) + plan.figureS3_follow_runs(scale)
+            + plan.figure1_moment_runs(scale) + plan.figure4_moment_runs(scale))
     strong = {r["path"] for r in plan.strong_recovery_sgd_runs(scale)}
     assert strong and not strong & {r["path"] for r in tied}
     assert counts["sgd_run"] == len({r["path"] for r in tied} | strong)
@@ -97,8 +97,8 @@ def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
 
 
 def test_the_paper_scale_has_the_dry_runs_job_count(jobs):
-    # 11 659 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
-    assert len(jobs["paper"]) == 11_658
+    # 11 749 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
+    assert len(jobs["paper"]) == 11_748
 
 
 # --- one job --------------------------------------------------------------------------

@@ -209,6 +209,10 @@ def test_scan_flow_rows_judge_the_sgd_minus_flow_gap_as_a_trend_in_d():
     assert not paper2_dynamics.scan_flow_rows(late, flows, threshold=0.3)[0].passed
     # unpaired flows: no row
     assert paper2_dynamics.scan_flow_rows(scan, {}, threshold=0.3) == []
+    # the links scanned for Figure 2 only carry their own id and section
+    [named] = paper2_dynamics.scan_flow_rows(scan, flows, threshold=0.3, id_prefix="p2-x",
+                                             section="§ here")
+    assert (named.id, named.section, named.note) == ("p2-x-direct-h2", "§ here", row.note)
 
 
 def test_figure2_flow_rows_compare_sgd_with_its_exact_flow():

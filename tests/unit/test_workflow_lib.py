@@ -146,6 +146,18 @@ def test_plan_of_the_quick_config(config):
         assert len(curve["runs"]) == len(curve["alphas"])
         assert all(len(per_alpha) == size["seeds"] for per_alpha in curve["runs"])
         assert paths.AMP_SUMMARY.parse(curve["path"])["d"] == str(size["d"])
+    # Figure S3's scan of the links it does not draw: the same d, seeds and learning-rate rule
+    s3, follow = plan.figureS3_runs("quick"), plan.figureS3_follow_runs("quick")
+    follow_links = config["paper2"]["figureS3"]["follow_links"]
+    assert {(r["param"], r["link"]) for r in follow} == {
+        (param, link) for param, links in follow_links.items() for link in links}
+    assert not {r["link"] for r in follow} & {r["link"] for r in s3}
+    for param in ("tied", "direct"):
+        lrs = {(r["d"], r["lr"]) for r in s3 if r["param"] == param}
+        assert {(r["d"], r["lr"]) for r in follow if r["param"] == param} <= lrs
+    no_follow = copy.deepcopy(config)
+    del no_follow["paper2"]["figureS3"]["follow_links"]
+    assert Plan(no_follow).figureS3_follow_runs("quick") == []
     # the runs of Figure 2 of paper 2 use the default loss prefactor 1/2
     assert all("_c0.5_" in run["path"] for run in plan.figure2_runs("quick"))
     assert all("_c1_" in run["path"] for run in plan.figure4_moment_runs("quick"))

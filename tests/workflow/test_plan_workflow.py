@@ -45,8 +45,8 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         datasets.add(paths.DATASET.format(scale, **{key: fields[key] for key in
                                                     ("link", "T", "rho", "d", "alpha", "seed")}))
     datasets |= column(tokens_runs, "data")
-    tied = (plan.figure2_runs(scale) + plan.figureS3_runs(scale) + plan.figure1_moment_runs(scale)
-            + plan.figure4_moment_runs(scale))
+    tied = (plan.figure2_runs(scale) + plan.figureS3_runs(scale) + plan.figureS3_follow_runs(scale)
+            + plan.figure1_moment_runs(scale) + plan.figure4_moment_runs(scale))
     untied = (plan.figure3_untied_runs(scale) + plan.figureS4_runs(scale)
               + plan.figureS5_runs(scale))
     ensembles = (plan.figure2_flow_ensembles(scale) + plan.figureS3_flow_ensembles(scale)
@@ -59,6 +59,7 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         "gd_run": gd_runs, "gd_summary": column(gd),
         "sgd_run": column(tied) | column(plan.strong_recovery_sgd_runs(scale)),
         "reference_flow": column(plan.figure2_runs(scale) + plan.figureS3_runs(scale)
+                                 + plan.figureS3_follow_runs(scale)
                                  + plan.figure1_moment_runs(scale), "flow_path"),
         "theorem1": set(plan.theorem1_paths(scale)),
         "landscape": set(plan.landscape_paths(scale)),

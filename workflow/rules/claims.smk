@@ -114,6 +114,9 @@ rule claims_paper2_dynamics:
         figure2=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "path"),
         figureS3=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "path"),
         figureS3_flows=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "flow_path"),
+        follow=lambda wildcards: column(PLAN.figureS3_follow_runs(wildcards.scale), "path"),
+        follow_flows=lambda wildcards: column(PLAN.figureS3_follow_runs(wildcards.scale),
+                                              "flow_path"),
         figure2_flows=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "flow_path"),
         figure2_ensembles=lambda wildcards: column(PLAN.figure2_flow_ensembles(wildcards.scale),
                                                    "path"),
@@ -128,6 +131,7 @@ rule claims_paper2_dynamics:
     params:
         figure2=lambda wildcards: PLAN.figure2_runs(wildcards.scale),
         figureS3=lambda wildcards: PLAN.figureS3_runs(wildcards.scale),
+        follow=lambda wildcards: PLAN.figureS3_follow_runs(wildcards.scale),
         figure2_ensembles=lambda wildcards: PLAN.figure2_flow_ensembles(wildcards.scale),
         s3_ensembles=lambda wildcards: PLAN.figureS3_flow_ensembles(wildcards.scale),
         velocity=lambda wildcards: PLAN.tied_velocity_tables(wildcards.scale),

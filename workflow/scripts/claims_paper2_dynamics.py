@@ -52,12 +52,14 @@ def main(smk) -> None:
 
         scan = _load(p.figureS3, scan_key)
         scan_flows = _load(p.figureS3, scan_key, path="flow_path")
+        follow = _load(p.follow, scan_key)
+        follow_flows = _load(p.follow, scan_key, path="flow_path")
         horizon = {run["param"]: run["horizon"] for run in p.figureS3}
         velocity = {(t["link"], d): table for t in p.velocity
                     for d, table in split_by_d(read_table(t["path"])).items()}
         rows = paper2_dynamics_claims(
             theorem1=theorem1, theorem1_links=p.theorem1_links, figure2=figure2, scan=scan,
-            scan_flows=scan_flows, threshold=p.threshold, eta=p.eta, horizon=horizon,
+            scan_flows=scan_flows, follow=follow, follow_flows=follow_flows, threshold=p.threshold, eta=p.eta, horizon=horizon,
             figure2_flows=figure2_flows,
             figure2_ensembles=_ensembles(p.figure2_ensembles,
                                          lambda e: (e["flow"], e["link"], e["d"])),

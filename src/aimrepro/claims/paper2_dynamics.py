@@ -582,7 +582,9 @@ def exact_flow_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory
 
 def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
                    scan_flows: Mapping[tuple[str, str, int], Sequence[Trajectory]], *,
-                   threshold: float, tolerance: float = FLOW_TWR_REL_TOL) -> list[ClaimRow]:
+                   threshold: float, tolerance: float = FLOW_TWR_REL_TOL,
+                   id_prefix: str = "p2-s3-sgd-follows-flow",
+                   section: str = "§5.1–5.2, §6 Fig. S3, [P Thm 2, Thm 4]") -> list[ClaimRow]:
     """SGD follows its reference flow, as a finite-size trend over Figure S3's d ([P Thm 2, Thm 4]).
 
     ``scan`` and ``scan_flows`` map (param, link, d) to the Figure S3 SGD
@@ -594,7 +596,9 @@ def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
     The theorems make SGD's order parameters converge to the flow's as d → ∞,
     so the row passes when the 1/d form is consistent with the errors of the
     mean and e∞ is within ``tolerance`` times the flow's mean T_wr at the
-    largest d (plus 2 s.e.).  Needs two d with a spread at each.
+    largest d (plus 2 s.e.).  Needs two d with a spread at each.  ``id_prefix``
+    and ``section`` name the rows (Figure S3's link, or the links scanned for
+    Figure 2 only).
     """
     out = []
     for param, link in sorted({(p, l) for p, l, _ in scan}):
@@ -616,7 +620,7 @@ def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
         flow = "Gaussian-equivalent matrix flow" if param == "tied" else "closed ODE"
         unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
         out.append(_row(
-            id=f"p2-s3-sgd-follows-flow-{param}-{link}", section="§5.1–5.2, §6 Fig. S3, [P Thm 2, Thm 4]",
+            id=f"{id_prefix}-{param}-{link}", section=section,
             claim=f"{param}, {link}: SGD crosses the weak-recovery threshold when its reference "
                   f"flow ({flow}, same initial state) does, in the limit d → ∞",
             expected=0.0, measured=trend.limit,
@@ -903,8 +907,16 @@ def paper2_dynamics_claims(*, theorem1: Sequence[Mapping[str, float]], theorem1_
                            strong_sgd: Mapping[tuple[str, str, int],
                                                Mapping[float, Sequence[Trajectory]]] | None = None,
                            strong_sgd_predicted: Mapping[tuple[str, str, int], Sequence[float]]
+                           | None = None,
+                           follow: Mapping[tuple[str, str, int], Sequence[Trajectory]]
+                           | None = None,
+                           follow_flows: Mapping[tuple[str, str, int], Sequence[Trajectory]]
                            | None = None) -> list[ClaimRow]:
     """All rows of the ``paper2_dynamics`` topic.
+
+    ``follow`` and ``follow_flows``: Figure S3's scan for the links it does
+    not draw (``paper2.figureS3.follow_links``), keyed like ``scan``; they
+    feed only the "SGD follows its reference flow" trend rows.
 
     ``figure2_ensembles`` maps (flow, link, d) to flows (``exact`` or
     ``tied``) over ``flow_dims``; at Figure 2's d the exact ones are the
@@ -933,4 +945,7 @@ def paper2_dynamics_claims(*, theorem1: Sequence[Mapping[str, float]], theorem1_
             + exact_flow_rows(figure2_ensembles, threshold=threshold)
             + strong_recovery_rows(strong or {}, strong_predicted or {}, threshold=threshold)
             + strong_recovery_sgd_rows(strong_sgd or {}, strong_sgd_predicted or {})
-            + scan_flow_rows(scan, scan_flows, threshold=threshold))
+            + scan_flow_rows(scan, scan_flows, threshold=threshold)
+            + scan_flow_rows(follow or {}, follow_flows or {}, threshold=threshold,
+                             id_prefix="p2-sgd-follows-flow-trend",
+                             section="§5.1–5.2, §6 Fig. 2 (on Fig. S3's scan), [P Thm 2, Thm 4]"))

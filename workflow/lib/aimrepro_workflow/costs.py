@@ -973,7 +973,7 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
     add(f"aim_dataset_{scale}", paths.DATASET, [r["data"] for r in tokens_runs])
     families = plan.paper2_families()
     if "dynamics" in families:
-        runs = plan.figure2_runs(scale) + plan.figureS3_runs(scale)
+        runs = plan.figure2_runs(scale) + plan.figureS3_runs(scale) + plan.figureS3_follow_runs(scale)
         add("sgd_run", paths.SGD_RUN, [r["path"] for r in runs + plan.strong_recovery_sgd_runs(scale)])
         add("reference_flow", paths.REFERENCE_FLOW, [r["flow_path"] for r in runs])
         add("theorem1", paths.THEOREM1, plan.theorem1_paths(scale))

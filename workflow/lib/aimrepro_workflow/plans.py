@@ -553,10 +553,24 @@ class Plan:
 
     def figureS3_runs(self, scale: str) -> list[dict]:
         """Runs of Figure S3 (per parametrisation, link, d, replicate; lr = B eta/(d ln d)) and flows."""
+        links = self.config["paper2"]["figureS3"]["links"]
+        return self._s3_scan(scale, {"tied": links, "direct": links})
+
+    def figureS3_follow_runs(self, scale: str) -> list[dict]:
+        """Figure S3's scan for ``paper2.figureS3.follow_links`` (claims only: SGD against its flow).
+
+        The same runs and reference flows as :meth:`figureS3_runs`, for the
+        links (per parametrisation) that the figure does not draw; empty
+        without the key.
+        """
+        follow = self.config["paper2"]["figureS3"].get("follow_links") or {}
+        return self._s3_scan(scale, {param: follow.get(param, []) for param in ("tied", "direct")})
+
+    def _s3_scan(self, scale: str, links: Mapping[str, Sequence[str]]) -> list[dict]:
         science, sizes = self.config["paper2"]["figureS3"], self.p2_sizes(scale)["figureS3"]
         runs = []
         for param in ("tied", "direct"):
-            for link in science["links"]:
+            for link in links[param]:
                 for d in sizes["dims"][param]:
                     lr = self.lr_rule(science["eta"], sizes["batch"], d)
                     for s in range(sizes["seeds"]):
