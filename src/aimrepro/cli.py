@@ -498,11 +498,12 @@ def _check_sequences(args: argparse.Namespace, subparser: argparse.ArgumentParse
 
     n = round(args.alpha * args.d * args.d)
     if n < 1:
-        subparser.error(f"argument --alpha: alpha d^2 must round to at least one sequence, "
+        subparser.error(f"arguments --alpha/--d: alpha d^2 must round to at least one sequence, "
                         f"got alpha={args.alpha}, d={args.d}")
     if n > MAX_SEQUENCES:
-        subparser.error(f"argument --alpha: alpha d^2 = {n:.3g} sequences, more than the "
-                        f"{MAX_SEQUENCES:.0e} a dataset may have (aimrepro.paper1.data)")
+        subparser.error(f"arguments --alpha/--d: alpha d^2 = {n:.3g} sequences (alpha={args.alpha}, "
+                        f"d={args.d}), more than the {MAX_SEQUENCES:.0e} a dataset may have "
+                        f"(aimrepro.paper1.data)")
 
 
 def _dataset_params(args: argparse.Namespace) -> dict[str, Any]:
@@ -826,7 +827,7 @@ def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> i
         validate_config(config, schema)
         check_config(config)
     except ConfigError as err:
-        subparser.error(f"argument --configfile: {err}")
+        subparser.error(f"{config_path}: {err}")
     scale = args.scale or config["scale"]
     table = CostModel(config).table(scale)
     table["config"] = str(config_path)

@@ -46,6 +46,8 @@ def test_render_markdown_table():
     assert "Scale **quick**" in lines[2] and "0123456789ab (uncommitted changes)" in lines[2]
     assert "3 claims: 1 pass, 1 erratum, 0 overstated, 0 informational, 1 FAIL" in lines[2]
     assert "Not measured at this scale: paper2_dynamics (no paper2 section)" in text
+    # a row's section points at the notes that ship (docs/paperN.md), [P ...] at paper 2 itself
+    assert "docs/paper1.md and docs/paper2.md" in text and "*[P ...]*" in text
     table = [line for line in lines if line.startswith("|")]
     assert table[0] == "| claim | expected | measured | tolerance | verdict | note |"
     assert "| 0.40341 | 0.403412 | 0.0001 | pass | corrected g_out |" in table[2]

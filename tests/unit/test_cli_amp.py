@@ -33,7 +33,9 @@ def test_amp_prints_one_json_object_with_the_documented_keys():
     (["--channel", "softmax", "--T", "2", "--seed", "-1"], ["--seed", ">= 0"]),
     (["--channel", "softmax", "--T", "2", "--alpha", "0"], ["--alpha", "> 0"]),
     (["--channel", "softmax", "--T", "2", "--alpha", "1e-9"], ["--alpha", "at least one sequence"]),
-    (["--channel", "softmax", "--T", "2", "--alpha", "1e6"], ["--alpha", "sequences", "1e+08"]),
+    (["--channel", "softmax", "--T", "2", "--alpha", "1e6"], ["--alpha/--d", "sequences", "1e+08"]),
+    (["--channel", "softmax", "--T", "2", "--alpha", "0.3", "--d", "200000"],
+     ["--alpha/--d", "d=200000", "1e+08"]),
     (["--channel", "relu", "--T", "2"], ["--channel", "softmax"]),
 ])
 def test_bad_amp_arguments_exit_2_with_one_line(args, names):

@@ -100,4 +100,8 @@ def test_an_invalid_config_is_refused_in_one_line(tmp_path):
     config["scales"]["paper"]["gd"]["d"] = -5
     path = _repository_with(tmp_path, config)
     assert_usage_error(run_cost("--configfile", str(path), cwd=tmp_path),
-                       ["--configfile", "scales.paper.gd.d = -5"])
+                       [str(path), "scales.paper.gd.d = -5"])
+    # found without --configfile: the message names the file, not an option not given
+    done = run_cost(cwd=path.parent)
+    assert_usage_error(done, [str(path), "scales.paper.gd.d = -5"])
+    assert "--configfile" not in done.stderr.splitlines()[-1]

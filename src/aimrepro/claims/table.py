@@ -230,6 +230,10 @@ def render_claims_markdown(
         "*overstated* (holds only in the regime the row measures); *informational* (no "
         "agreement is owed); **FAIL** (a real, unexplained disagreement).",
         "",
+        "References: *paper1 §x*, *paper2 §x* are sections of docs/paper1.md and docs/paper2.md "
+        "(the project's notes on each paper); *[P ...]* is an equation, theorem or appendix of "
+        "paper 2 itself.",
+        "",
     ]
     if not_measured:
         reasons = "; ".join(f"{topic} ({why})" for topic, why in not_measured.items())
