@@ -27,8 +27,25 @@ def test_convergence_horizon_and_exponential_rate_on_known_errors():
                                        floor=0.0)
     assert kappa == pytest.approx(0.7) and r2 == pytest.approx(1.0) and n == 4
     assert math.isnan(me.exponential_rate([2, 4], [1e-3, 1e-4], floor=0.0)[0])
+    kappa, r2, _ = me.exponential_rate([2, 4, 6], [0.5, 0.5, 0.5], floor=0.0)
+    assert kappa == pytest.approx(0.0, abs=1e-12) and math.isnan(r2)
     with pytest.raises(ValueError, match="two increasing orders"):
         me.convergence_horizon(times, errors[:1], [2], floor=0.0)
+
+
+def test_decay_horizon_is_the_radius_of_a_power_series():
+    """Errors (t/R)^M (a Taylor remainder, radius R): κ(t) = ln(R/t) crosses zero at t = R."""
+    R = 0.07
+    orders = [2, 4, 6, 8]
+    times = np.linspace(0.005, 0.12, 47)
+    errors = np.array([(times / R) ** m for m in orders])
+    assert me.decay_horizon(times, errors, orders, floor=0.0) == pytest.approx(R, rel=0.01)
+    # an M-independent prefactor does not move the zero; a floor hides only the smallest errors
+    assert me.decay_horizon(times, 3.0 * errors, orders, floor=1e-9) == pytest.approx(R, rel=0.01)
+    # still converging at the horizon: no zero
+    assert me.decay_horizon(times[:10], errors[:, :10], orders, floor=0.0) is None
+    # growing in M from the start (never positive): no zero either, not the first time
+    assert me.decay_horizon(times[-5:], errors[:, -5:], orders, floor=0.0) is None
 
 
 def test_truncation_table_round_trips_and_starts_from_the_sgd_state(tmp_path):

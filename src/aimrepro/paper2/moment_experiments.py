@@ -29,6 +29,7 @@ __all__ = [
     "EXACT_ERROR_FLOOR",
     "FLOW_ERROR_FLOOR",
     "convergence_horizon",
+    "decay_horizon",
     "error_matrix",
     "exponential_rate",
     "initial_state",
@@ -307,7 +308,8 @@ def exponential_rate(orders: Sequence[int], errors: Sequence[float], *,
                      floor: float) -> tuple[float, float, int]:
     """κ and R² of the least-squares fit ln err = a − κ M over the errors above ``floor``.
 
-    Returns (NaN, NaN, n) with fewer than 3 usable points.
+    Returns (NaN, NaN, n) with fewer than 3 usable points; R² is NaN when the
+    errors are equal across M.
     """
     M = np.asarray(orders, dtype=float)
     e = np.asarray(errors, dtype=float)
@@ -318,8 +320,40 @@ def exponential_rate(orders: Sequence[int], errors: Sequence[float], *,
     y = np.log(e[keep])
     slope, intercept = np.polyfit(M[keep], y, 1)
     residual = y - (intercept + slope * M[keep])
-    r2 = 1.0 - float(residual @ residual) / float(np.sum((y - y.mean()) ** 2))
+    spread = float(np.sum((y - y.mean()) ** 2))
+    # errors equal across M (κ = 0 exactly, e.g. at the radius itself): R² is undefined
+    r2 = 1.0 - float(residual @ residual) / spread if spread > 0 else math.nan
     return float(-slope), r2, n
+
+
+def decay_horizon(times: np.ndarray, errors: np.ndarray, orders: Sequence[int], *,
+                  floor: float) -> float | None:
+    """Where the error stops decaying in M on average: the first zero of κ(t); None if never.
+
+    κ(t) is the slope of :func:`exponential_rate` at each time (NaN where
+    fewer than three orders lie above ``floor``; those times are skipped).
+    The zero is interpolated linearly between the last time with κ > 0 and
+    the first with κ ≤ 0 after it.
+
+    For a truncation that is the Taylor polynomial of a function with radius
+    of convergence R in t (the linear case, ``docs/paper2.md`` §4.2), the
+    error of order M behaves like (t/R)^M, so κ(t) = ln(R/t) and the zero is
+    R itself; where the truncations are not Taylor polynomials (softmax) the
+    zero is the same measurement, an apparent radius, without that reading.
+    Unlike :func:`convergence_horizon`, which asks whether the largest order
+    is still the best, it uses every order and does not hinge on one pair.
+    """
+    kappa = np.array([exponential_rate(orders, errors[:, i], floor=floor)[0]
+                      for i in range(len(times))])
+    seen_positive = None
+    for i in np.flatnonzero(np.isfinite(kappa)):
+        if kappa[i] > 0:
+            seen_positive = i
+        elif seen_positive is not None:
+            t0, t1 = float(times[seen_positive]), float(times[i])
+            k0, k1 = float(kappa[seen_positive]), float(kappa[i])
+            return t0 + (t1 - t0) * k0 / (k0 - k1)
+    return None
 
 
 def error_matrix(table: Mapping[str, np.ndarray], name: str = "q12") -> tuple[
