@@ -702,7 +702,9 @@ def save_run(path, run: GDRun) -> None:
     r = run.result
     summary = run.summary()
     ok = r.finished
-    S_bar = averaged_matrix(r.W[ok]) if ok.any() else np.full((r.W.shape[1],) * 2, np.nan)
+    # one BLAS thread, as in the run: a threaded GEMM may round W Wᵀ differently
+    with single_threaded():
+        S_bar = averaged_matrix(r.W[ok]) if ok.any() else np.full((r.W.shape[1],) * 2, np.nan)
     write_npz(path, {
         **{key: np.float64(summary[key]) for key in ("single_error", "averaged_error", "train_loss",
                                                      "generalisation_error", "single_generalisation_error")},
