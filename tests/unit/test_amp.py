@@ -297,6 +297,10 @@ def test_the_published_g_out_collapses_and_is_recorded_as_diverged_without_a_war
     ds = sample_dataset(DatasetSpec("hardmax", 2, 0.5, 50, alpha, 1, 5), 20250602)
     result = amp.gamp_rie(ds.X, ds.y, make_channel("hardmax_paper", T=2), 0.5, S_true=ds.S, max_iter=200)
     assert result.status == "diverged" and "non-finite g_out" in result.message
-    assert result.trace["C_hat"][-1] < 1e-2 * result.trace["C_hat"][0]
+    # where the messages turn non-finite depends on the BLAS kernel's rounding (iteration 11 to
+    # 15 on the CPUs measured); the halving before it does not
+    c_hat = np.asarray(result.trace["C_hat"])
+    assert c_hat[-1] < 0.05 * c_hat[0]
+    np.testing.assert_allclose(c_hat[-4:] / c_hat[-5:-1], 0.5, atol=0.01)
     assert math.isfinite(result.error) and result.error > 0.3
     assert np.any(result.trace["change"] < 1e-5)  # where the published rule would have stopped
