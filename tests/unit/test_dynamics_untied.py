@@ -194,6 +194,15 @@ def test_stiff_and_explicit_solvers_of_the_population_flow_agree():
         assert np.all(np.abs(stopped.symmetric_overlap[:-1]) < 0.2)
     with pytest.raises(ValueError, match="U0 and V0"):
         slow.solve_population_flow(student.U, student.V[:, :3], teacher, potential, times)
+    # the state at the last record continues the flow: two legs give the one-leg trajectory
+    whole = slow.solve_population_flow(student.U, student.V, teacher, potential, times,
+                                       rtol=1e-9, atol=1e-12)
+    first, state = slow.solve_population_flow(student.U, student.V, teacher, potential, times[:2],
+                                              rtol=1e-9, atol=1e-12, return_state=True)
+    assert state[0].shape == student.U.shape
+    second = slow.solve_population_flow(*state, teacher, potential, times[1:], rtol=1e-9,
+                                        atol=1e-12)
+    np.testing.assert_allclose(second.order, whole.order[1:], atol=1e-7)
 
 
 def test_population_flow_bias_approaches_the_effective_bias_as_d_grows():

@@ -332,3 +332,66 @@ def test_untied_truncation_table_converges_in_m_and_its_row_judges_it():
     with pytest.raises(ValueError, match="untied with T = 1"):
         truncation_error_table(ProblemSpec("tied", "h1", 1, 40), [0], np.linspace(0, 0.1, 3),
                                max_order=3)
+
+
+def _untied_run_with_excess(times, excess, d=16) -> Trajectory:
+    """An untied-like trajectory whose h₁ excess loss is ``excess``: Ω = [[1, 1 − δ], [1 − δ, 1]], Ψ = 0.
+
+    For h₁ and ℒ = ½(G₁ − G₂)², Φ − Φ* = ½ Var(G₁ − G₂) = δ.
+    """
+    rows = [OrderParameters([0.0, 0.0], np.zeros((2, 2)), [[1.0, 1.0 - e], [1.0 - e, 1.0]])
+            .as_vector() for e in excess]
+    return Trajectory(np.asarray(times, float), np.asarray(rows).reshape(-1, len(ORDER_NAMES)), d)
+
+
+def test_untied_decay_table_and_its_rows_read_the_late_rate():
+    spec = ProblemSpec("untied", "h1", 1, 16, rho=1.0, student_rho=1.0, init_scale=1.0,
+                       init_scale_v=0.9, teacher_mean=0.0)
+    times = np.linspace(0.0, 6.0, 31)
+    table, diag = theory_tables.untied_decay_table(spec, [0, 1], times, window_start=2.0)
+    assert diag["converged"] and set(diag["per_seed"]) == {"0", "1"}
+    first = table["seed"] == 0
+    excess, predicted = table["excess"][first], table["predicted"][first]
+    assert np.all(np.isnan(predicted[:10])) and predicted[10] == pytest.approx(excess[10])
+    assert excess[-1] < 1e-3 * excess[10] and np.ptp(table["slowest_loss_rate"][first]) == 0
+    case = {"link": "h1", "teacher_mean": 0.0, "d": 16, "window_start": 2.0}
+    [row] = paper2_untied.strong_recovery_rows([(case, table)], [{}])
+    assert row.id == "p2-untied-strong-rate-h1-m20" and row.passed, row.note
+    assert "4 g c_min(C)" in row.note
+    # a linearisation 30 % faster than the flow fails
+    wrong = dict(table, predicted=table["predicted"] * np.exp(-0.3 * 1.9 * table["t_ode"]))
+    assert not paper2_untied.strong_recovery_rows([(case, wrong)], [{}])[0].passed
+    with pytest.raises(ValueError, match="window_start"):
+        theory_tables.untied_decay_table(spec, [0], times, window_start=2.05)
+    with pytest.raises(ValueError, match="untied attention with T = 1"):
+        theory_tables.untied_decay_table(ProblemSpec("tied", "h1", 1, 16), [0], times,
+                                         window_start=2.0)
+
+    # SGD rows on runs whose excess decays at the flow's rate plus an O(lr) shift
+    flow_rate = {}
+    for seed in (0, 1):
+        rows = table["seed"] == seed
+        t, e = table["t_ode"][rows], table["excess"][rows]
+        late = t >= 4.0
+        flow_rate[seed] = -np.polyfit(t[late], np.log(e[late]), 1)[0]
+    probe = _untied_run_with_excess(times, 1e-2 * np.exp(-times))
+    from aimrepro.paper2.strong_recovery import excess_loss
+    from aimrepro.paper2.losses import MSELoss, make_link
+    from aimrepro.paper2.population import Potential
+    potential = Potential(MSELoss(make_link("h1"), make_link("h1"), 0.5), 1)
+    assert excess_loss(potential, probe, kind="untied") == pytest.approx(1e-2 * np.exp(-times))
+
+    def sgd(offset, shift):
+        return {lr: {seed: _untied_run_with_excess(
+            times, 0.1 * np.exp(-(flow_rate[seed] + offset + shift * lr
+                                  + 0.002 * (seed - 0.5)) * times)) for seed in (0, 1)}
+            for lr in (0.04, 0.02)}
+
+    [_, ok] = paper2_untied.strong_recovery_rows([(case, table)], [sgd(0.0, 1.5)])
+    assert ok.id == "p2-untied-strong-rate-sgd-h1-m20" and ok.passed, ok.note
+    assert ok.measured == pytest.approx(0.0, abs=2e-3)
+    [_, slow] = paper2_untied.strong_recovery_rows([(case, table)], [sgd(-0.3, 1.5)])
+    assert slow.verdict == "FAIL", slow.note
+    # one step size cannot separate the O(lr) shift: no SGD row
+    assert len(paper2_untied.strong_recovery_rows([(case, table)],
+                                                  [{0.04: sgd(0.0, 0.0)[0.04]}])) == 1

@@ -22,7 +22,8 @@ import numpy as np
 from scipy import stats
 
 from aimrepro.claims.table import INFORMATIONAL, OVERSTATED, ClaimRow, claim_row, format_number
-from aimrepro.claims.trends import FiniteSizeTrend, fit_finite_size, judge_trend, mean_and_sem
+from aimrepro.claims.trends import (FiniteSizeTrend, fit_finite_size, judge_extrapolation,
+                                    judge_trend, line_at_zero, mean_and_sem)
 from aimrepro.paper2.analysis import overlap_change, recovery_summary
 from aimrepro.paper2.initial_velocity import cross_gradient_sign_table
 from aimrepro.paper2.losses import MSELoss, make_link
@@ -786,15 +787,6 @@ def strong_recovery_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Traje
 STRONG_SGD_WINDOW = 0.5
 
 
-def _intercept(x: np.ndarray, y: np.ndarray, sem: np.ndarray) -> tuple[float, float, float]:
-    """Weighted least-squares line y = a + b x: a, its standard error, b (unit weights without errors)."""
-    w = 1.0 / sem ** 2 if np.all(np.isfinite(sem)) and np.all(sem > 0) else np.ones_like(x)
-    design = np.stack([np.ones_like(x), x], axis=1)
-    cov = np.linalg.inv(design.T @ (design * w[:, None]))
-    coef = cov @ (design.T @ (w * y))
-    return float(coef[0]), math.sqrt(max(float(cov[0, 0]), 0.0)), float(coef[1])
-
-
 def strong_recovery_sgd_rows(runs: Mapping[tuple[str, str, int], Mapping[float, Sequence[Trajectory]]],
                              predicted: Mapping[tuple[str, str, int], Sequence[float]], *,
                              tolerance: float = STRONG_RATE_TOL,
@@ -847,28 +839,27 @@ def strong_recovery_sgd_rows(runs: Mapping[tuple[str, str, int], Mapping[float, 
         if not np.all(np.isfinite(means)):
             limit, limit_se, slope = math.nan, math.nan, math.nan
         else:
-            limit, limit_se, slope = _intercept(np.asarray(lrs, float), means, sems)
-        se = 0.0 if math.isnan(limit_se) else limit_se
-        passed = math.isfinite(limit) and abs(limit - target) <= tolerance * target + 2 * se
+            limit, limit_se, slope = line_at_zero(np.asarray(lrs, float), means, sems)
+        passed = math.isfinite(limit) and abs(limit - target) <= tolerance * target + 2 * limit_se
         unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
+        note = (f"online SGD, d = {d} ({unit}), from the flows' replicates; fitted rate per step "
+                "size (mean ± error of the mean): "
+                + ", ".join(f"lr {lr:g}: {m:.4g} ± {e:.2g}" for lr, m, e in zip(lrs, means, sems))
+                + f"; line in lr: rate(0) = {limit:.4g} ± {limit_se:.2g}, slope {slope:.3g} per "
+                  f"unit lr. "
+                + (f"Windows: the last {window:g} of the records with Φ − Φ* > {lowest:g} (from "
+                   f"t ≈ {min(a for a, _ in windows):.3g} to ≈ {max(b for _, b in windows):.3g}); "
+                   f"excess at the horizon {min(ends):.2g} … {max(ends):.2g}: no additive noise "
+                   "floor (noiseless teacher: the gradient noise vanishes at the minimum), the "
+                   "step size shifts the rate by O(lr) instead"
+                   if windows else "No fit window above the floor"))
         out.append(_row(
             id=f"p2-strong-rate-sgd-{param}-{link}", section="§5.1–5.2, [P App. D.5, Cor. 6]",
             claim=f"{param}, {link}: after weak recovery SGD's excess loss Φ − Φ* decays "
                   "exponentially at the rate of the flow linearised at the teacher",
             expected=target, measured=limit,
             tolerance=f"rate extrapolated to lr → 0 within {tolerance:g} (relative) + 2 s.e.",
-            passed=passed,
-            note=f"online SGD, d = {d} ({unit}), from the flows' replicates; fitted rate per step "
-                 "size (mean ± error of the mean): "
-                 + ", ".join(f"lr {lr:g}: {m:.4g} ± {e:.2g}" for lr, m, e in zip(lrs, means, sems))
-                 + f"; line in lr: rate(0) = {limit:.4g} ± {limit_se:.2g}, slope {slope:.3g} per "
-                   f"unit lr. "
-                 + (f"Windows: the last {window:g} of the records with Φ − Φ* > {lowest:g} (from "
-                    f"t ≈ {min(a for a, _ in windows):.3g} to ≈ {max(b for _, b in windows):.3g}); "
-                    f"excess at the horizon {min(ends):.2g} … {max(ends):.2g}: no additive noise "
-                    "floor (noiseless teacher: the gradient noise vanishes at the minimum), the "
-                    "step size shifts the rate by O(lr) instead"
-                    if windows else "No fit window above the floor")))
+            **judge_extrapolation(limit_se, tolerance * target, passed, note)))
     return out
 
 

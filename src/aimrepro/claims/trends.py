@@ -31,7 +31,8 @@ from scipy import stats
 
 from aimrepro.claims.table import INFORMATIONAL
 
-__all__ = ["FiniteSizeTrend", "fit_finite_size", "judge_trend", "mean_and_sem", "NOT_DECISIVE"]
+__all__ = ["FiniteSizeTrend", "fit_finite_size", "judge_extrapolation", "judge_trend",
+           "line_at_zero", "mean_and_sem", "NOT_DECISIVE"]
 
 #: The χ² p-value below which the 1/d form is rejected.
 MIN_P_VALUE = 0.01
@@ -45,6 +46,20 @@ def mean_and_sem(values: Sequence[float]) -> tuple[float, float, int]:
         return math.nan, math.nan, 0
     sem = float(array.std(ddof=1) / math.sqrt(array.size)) if array.size > 1 else math.nan
     return float(array.mean()), sem, int(array.size)
+
+
+def line_at_zero(x: np.ndarray, y: np.ndarray, sem: np.ndarray) -> tuple[float, float, float]:
+    """Weighted least-squares line y = a + b x: a, its standard error, b.
+
+    The extrapolation to x → 0 of a quantity measured at a few step sizes
+    (an O(lr) bias); weights 1/sem², unit weights when an error is missing.
+    """
+    x, y, sem = (np.asarray(v, dtype=float) for v in (x, y, sem))
+    w = 1.0 / sem ** 2 if np.all(np.isfinite(sem)) and np.all(sem > 0) else np.ones_like(x)
+    design = np.stack([np.ones_like(x), x], axis=1)
+    cov = np.linalg.inv(design.T @ (design * w[:, None]))
+    coef = cov @ (design.T @ (w * y))
+    return float(coef[0]), math.sqrt(max(float(cov[0, 0]), 0.0)), float(coef[1])
 
 
 @dataclass(frozen=True)
@@ -165,7 +180,18 @@ def judge_trend(trend: FiniteSizeTrend, tolerance: float, passed: bool, note: st
     otherwise the note says why the row is not judged.  Returns keyword
     arguments for :func:`aimrepro.claims.table.claim_row`.
     """
-    if trend.decisive(tolerance):
+    return judge_extrapolation(trend.limit_se, tolerance, passed, note)
+
+
+def judge_extrapolation(standard_error: float, tolerance: float, passed: bool,
+                        note: str) -> dict[str, object]:
+    """:func:`judge_trend` for any extrapolation (to d → ∞, or a line to lr → 0) with its s.e.
+
+    Decisive when s.e. ≤ tolerance/2; a NaN s.e. (too few points to estimate
+    it) is not decisive either.
+    """
+    if standard_error <= tolerance / 2:
         return {"passed": bool(passed), "note": note}
     return {"verdict": INFORMATIONAL,
-            "note": f"{note}; {NOT_DECISIVE} (s.e.(e∞) = {trend.limit_se:.2g}, tolerance {tolerance:.3g})"}
+            "note": f"{note}; {NOT_DECISIVE} (s.e.(e∞) = {standard_error:.2g}, tolerance "
+                    f"{tolerance:.3g})"}

@@ -20,6 +20,9 @@ uses.
   and by the slaved slow flow at the replicate's U(0), V(0).
 * :func:`radius_table`: the radius of convergence of the linear-case
   truncations (:mod:`aimrepro.paper2.truncation_radius`).
+* :func:`untied_decay_table`: the untied population flow to late times, its
+  excess loss and the decay its linearisation at the teacher predicts
+  ([P App. F.4, Cor. 9]).
 """
 
 from __future__ import annotations
@@ -39,11 +42,12 @@ from aimrepro.paper2.matrices import trace_products
 from aimrepro.paper2.moment_experiments import initial_state
 from aimrepro.paper2.population import Potential
 from aimrepro.paper2.sgd import ProblemSpec, initial_problem
-from aimrepro.paper2.strong_recovery import direct_rates, tied_rates
+from aimrepro.paper2.strong_recovery import (direct_rates, excess_loss, mode_sum_decay,
+                                             optimum_curvature, tied_rates, untied_rates)
 from aimrepro.paper2.trajectory import OrderParameters, Trajectory
 from aimrepro.paper2.truncation_radius import riccati_radius
 from aimrepro.paper2.untied.fast import MeanLandscape, fast_fixed_point
-from aimrepro.paper2.untied.slow import untied_state
+from aimrepro.paper2.untied.slow import solve_population_flow, untied_state
 
 __all__ = [
     "FLOWS",
@@ -55,6 +59,7 @@ __all__ = [
     "read_flow_ensemble",
     "split_by_d",
     "tied_velocity_table",
+    "untied_decay_table",
     "untied_velocity_table",
 ]
 
@@ -305,3 +310,125 @@ def predicted_loss_rate(spec: ProblemSpec, seed: int) -> float:
     op = OrderParameters(*trace_products([student.matrix(), teacher]))
     return direct_rates(potential, float(op.Psi[1, 1]), skew=0.5 * float(op.Omega[0, 0] - op.Psi[0, 0]),
                         teacher_trace=float(op.trace[1])).loss_rate
+
+
+def _joined(first: Trajectory, rest: Trajectory) -> Trajectory:
+    """Two legs of one flow, the second starting at the first's last record (kept once)."""
+    extra = {name: np.concatenate([first.extra[name], rest.extra[name][1:]])
+             for name in first.extra if name in rest.extra}
+    return Trajectory(np.concatenate([first.t_ode, rest.t_ode[1:]]),
+                      np.concatenate([first.order, rest.order[1:]]), first.d,
+                      first.blew_up or rest.blew_up,
+                      rest.t_blowup if rest.blew_up else first.t_blowup, extra)
+
+
+def untied_decay_table(spec: ProblemSpec, seeds: Sequence[int], times, *, window_start: float,
+                       method: str = "RK45", rtol: float = 1e-7) -> tuple[dict[str, np.ndarray],
+                                                                            dict]:
+    """The untied population flow to late τ, its excess loss and its linearised decay (ours).
+
+    [P App. F.4, Cor. 9] proves that after strong recovery sets in the excess
+    loss Δ = Φ − Φ* decays exponentially on τ (a Polyak–Łojasiewicz condition
+    with an unspecified constant).  Per replicate: the population flow of U, V
+    from the replicate's U(0), V(0) (:func:`~aimrepro.paper2.untied.slow.solve_population_flow`,
+    the per-run reference at finite d; the slaved flow keeps Tr(U Vᵀ) at its
+    initial value and so levels off above Φ* at finite d), stopped at
+    ``window_start`` to read the factors there, then continued.  From the
+    deviation E = M⁺ − M₂⁺ of the symmetric parts at ``window_start`` the flow
+    linearised at the minimum it reaches predicts Δ(τ)/Δ(τ₀) = ‖E(τ)‖²/‖E(τ₀)‖²,
+    with C = U Uᵀ + V Vᵀ frozen at its value at the horizon
+    (:func:`~aimrepro.paper2.strong_recovery.mode_sum_decay`): the factors are
+    not unique at the minimum, so C is that of the minimum this flow reaches,
+    and it still moves by a few per cent after weak recovery (C frozen at τ₀
+    instead predicts rates up to 14 % low at d = 50).  The slowest rate is
+    4 g c_min(C) (:func:`~aimrepro.paper2.strong_recovery.untied_rates`),
+    approached only once the modes next to c_min have died out.
+
+    Parameters
+    ----------
+    spec : ProblemSpec
+        Untied, one token (the linearisation is for T = 1 teacher–student MSE).
+    seeds : sequence of int
+    times : increasing array of τ from 0, ``window_start`` one of them
+    window_start : float
+        τ₀: where the linearisation starts (after weak recovery).
+    method, rtol
+        Of :func:`~aimrepro.paper2.untied.slow.solve_population_flow`
+        (``atol`` = 1e-3 rtol).
+
+    Returns
+    -------
+    columns : dict
+        ``seed``, ``t_ode`` (τ), ``excess`` (Δ along the flow), ``predicted``
+        (Δ(τ₀) times the linearised decay; NaN before τ₀), ``symmetric_overlap``,
+        ``m_flow`` (the flow's mean), and per seed (constant over its rows; NaN
+        if the flow blew up) ``c_min_start``, ``c_min_end`` (c_min(C) at τ₀ and
+        at the horizon) and ``slowest_loss_rate`` (4 g c_min at the horizon).
+    diagnostics : dict
+        Per seed (string keys): ``g``, the three per-seed columns, ``nfev``,
+        ``status``, ``blew_up``; ``converged`` of all; ``cpu_seconds``.
+
+    Cost per replicate: the flow, O(d τ) explicit steps of O(d r²) (stiff fast
+    direction), and two d×d eigendecompositions.
+    """
+    if spec.param != "untied" or spec.T != 1:
+        raise ValueError(f"the untied decay table is for untied attention with T = 1, got "
+                         f"{spec.param!r}, T = {spec.T}")
+    times = np.asarray(times, dtype=float)
+    starts = np.flatnonzero(np.isclose(times, window_start, rtol=0.0, atol=1e-12))
+    if times[0] != 0.0 or starts.size != 1 or not 0 < starts[0] < times.size - 2:
+        raise ValueError(f"times must start at 0 and hold window_start = {window_start:g} with at "
+                         "least two records after it")
+    i0 = int(starts[0])
+    seeds = _check_seeds(seeds)
+    start = time.process_time()
+    potential = Potential(spec.loss(), spec.T)
+    names = ("seed", "t_ode", "excess", "predicted", "symmetric_overlap", "m_flow", "c_min_start",
+             "c_min_end", "slowest_loss_rate")
+    rows = {name: [] for name in names}
+    per_seed, converged = {}, True
+    for seed in seeds:
+        student, teacher, _ = initial_problem(spec, seed)
+        flow, (U0, V0) = solve_population_flow(student.U, student.V, teacher, potential,
+                                               times[:i0 + 1], method=method, rtol=rtol,
+                                               atol=1e-3 * rtol, return_state=True)
+        legs = [flow]
+        complete = not flow.blew_up and len(flow) == i0 + 1
+        if complete:
+            rest, end_state = solve_population_flow(U0, V0, teacher, potential, times[i0:],
+                                                    method=method, rtol=rtol, atol=1e-3 * rtol,
+                                                    return_state=True)
+            legs.append(rest)
+            complete = not rest.blew_up and len(rest) == times.size - i0
+            flow = _joined(flow, rest)
+        excess = excess_loss(potential, flow, kind="untied")
+        variance = float(flow.at(0).Omega[1, 1] + flow.at(0).Psi[1, 1])
+        g = optimum_curvature(potential, variance=variance, mean=spec.teacher_mean)
+        predicted = np.full(len(flow), np.nan)
+        diag = {"g": g, "blew_up": not complete,
+                "nfev": sum(int(leg.extra["nfev"][0]) for leg in legs if len(leg)),
+                "status": [int(leg.extra["status"][0]) for leg in legs if len(leg)]}
+        if complete:
+            deviation = U0 @ V0.T + V0 @ U0.T - (teacher.dense() + teacher.dense().T)
+            U_end, V_end = end_state
+            spread = U_end @ U_end.T + V_end @ V_end.T
+            predicted[i0:] = excess[i0] * mode_sum_decay(deviation, spread, g,
+                                                         flow.t_ode[i0:] - flow.t_ode[i0])
+            rates = {name: untied_rates(potential, U, V, teacher_mean=spec.teacher_mean,
+                                        teacher_variance=variance)
+                     for name, (U, V) in (("start", (U0, V0)), ("end", end_state))}
+            diag.update(c_min_start=rates["start"].c_min, c_min_end=rates["end"].c_min,
+                        slowest_loss_rate=rates["end"].loss_rate)
+        converged &= complete
+        per_seed[str(seed)] = diag
+        for name, column in (("seed", np.full(len(flow), seed)), ("t_ode", flow.t_ode),
+                             ("excess", excess), ("predicted", predicted),
+                             ("symmetric_overlap", flow.symmetric_overlap),
+                             ("m_flow", flow.extra["m_flow"])):
+            rows[name].append(column)
+        for name in ("c_min_start", "c_min_end", "slowest_loss_rate"):
+            rows[name].append(np.full(len(flow), diag.get(name, math.nan)))
+    columns = {name: np.concatenate(parts).astype(np.int64 if name == "seed" else float)
+               for name, parts in rows.items()}
+    return columns, {"converged": bool(converged), "per_seed": per_seed,
+                     "cpu_seconds": time.process_time() - start}

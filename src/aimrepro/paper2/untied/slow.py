@@ -300,7 +300,8 @@ def solve_slow_flow(U0, V0, teacher: FactoredMatrix, potential: Potential, times
 def solve_population_flow(U0, V0, teacher: FactoredMatrix, potential: Potential, times, *,
                           weight_decay: float = 0.0, method: str = "RK45", rtol: float = 1e-6,
                           atol: float = 1e-9, blowup_factor: float = 1e3,
-                          stop_overlap: float | None = None) -> Trajectory:
+                          stop_overlap: float | None = None, return_state: bool = False
+                          ) -> Trajectory | tuple[Trajectory, tuple[np.ndarray, np.ndarray]]:
     """Integrate the un-reduced population flow (stiff: fast rate ≈ d × slow rate) on τ.
 
     Parameters
@@ -317,6 +318,9 @@ def solve_population_flow(U0, V0, teacher: FactoredMatrix, potential: Potential,
         Stop once |symmetric overlap| reaches this (escape-time scans need
         no more): the last row is the state at the crossing (``ROS2``: the
         first output time at or past it).
+    return_state : bool
+        Also return the factors (U, V) at the last record, to continue the
+        flow or to linearise it there.
 
     Returns
     -------
@@ -324,6 +328,8 @@ def solve_population_flow(U0, V0, teacher: FactoredMatrix, potential: Potential,
         Extra columns ``m_flow`` (the matrices' mean Tr(U Vᵀ)/√d), ``bias``
         (√d ∂Φ/∂m, which approaches the slaved flow's β̄ as d → ∞),
         ``nfev``, ``status``.
+    (U, V) : tuple of (d, r) ndarrays
+        Only with ``return_state``.
     """
     params = UntiedFlowParams(teacher, potential, tuple(np.shape(U0)), 0.0, weight_decay)
     times, y0 = _prepare(U0, V0, params, times)
@@ -345,7 +351,15 @@ def solve_population_flow(U0, V0, teacher: FactoredMatrix, potential: Potential,
             events.append(_stop_event(params, stop_overlap))
         sol = solve_ivp(population_flow_rhs, (times[0], times[-1]), y0, method=method,
                         t_eval=times, args=(params,), rtol=rtol, atol=atol, events=events)
-    return _record(sol, params, slaved=False)
+    trajectory = _record(sol, params, slaved=False)
+    if not return_state:
+        return trajectory
+    # solve_ivp's stop event (index 1) ends on the crossing, which is the last record; ROS2
+    # records its last output time
+    stopped = list(getattr(sol, "t_events", None) or []) + [np.empty(0)] * 2
+    last = np.asarray(sol.y_events[1][0]) if stopped[1].size else sol.y[:, -1]
+    U, V = _split(np.array(last, dtype=float), params.shape)
+    return trajectory, (U, V)
 
 
 def _initial(spec: ProblemSpec, seed: int, potential: Potential | None):
