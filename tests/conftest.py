@@ -490,6 +490,12 @@ _TINY_UNTIED = {
                  "fast_horizon": 2.0, "horizon": 0.06},
     "figureS5": {**_UNTIED_SCIENCE, "link": "h2", "teacher_means": [0.0, 2.0], "fast_horizon": 1.0,
                  "horizon": 0.2, "stop_overlap": 0.5},
+    # the replicate tables, one job each (and their SGD runs): the rule scripts end to end
+    "untied_velocity": {**_UNTIED_SCIENCE, "cases": [{"link": "h1", "teacher_mean": 0.0}]},
+    "untied_truncation": {**_UNTIED_SCIENCE, "cases": [{"link": "h1", "teacher_mean": 0.5,
+                                                        "horizon": 0.05}]},
+    "untied_strong_recovery": {**_UNTIED_SCIENCE, "cases": [{"link": "h1", "teacher_mean": 0.0,
+                                                             "window_start": 0.5, "horizon": 1.0}]},
 }
 _TINY_UNTIED_SIZES = {
     "figure3": {"d": 16, "batch": 16, "seeds": 1, "records": 5, "lr": {"h1": 0.02, "h2": 0.02}},
@@ -498,6 +504,10 @@ _TINY_UNTIED_SIZES = {
     "figureS5": {"dims": [12, 20], "batch": 16, "seeds": 2, "records": 5, "fast_records": 3,
                  "lr": 0.02, "n_grid": 9},
     "untied_flow": {"method": "RK45", "rtol": 1e-4},
+    "untied_velocity": {"dims": [12, 16], "seeds": 2},
+    "untied_truncation": {"d": 12, "seeds": 2, "max_order": 3, "records": 5, "lr": 0.02, "batch": 16},
+    "untied_strong_recovery": {"d": 12, "seeds": 2, "records": 11,
+                               "sgd": {"lrs": [0.04, 0.02], "batch": 16, "seeds": 2}},
 }
 
 #: Paper 2's figures per family (with the family's claims fragment, the targets of the tiny paper-2 run).

@@ -80,7 +80,11 @@ def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
     plateau = {r["path"] for r in plan.figure3_plateau_runs(scale)} - {r["path"] for r in untied}
     truncation_sgd = plan.untied_truncation_sgd_runs(scale)
     assert truncation_sgd and not {r["path"] for r in truncation_sgd} & {r["path"] for r in untied}
-    assert counts["untied_sgd_run"] == len(untied) + len(plateau) + len(truncation_sgd)
+    decay_sgd = plan.untied_decay_sgd_runs(scale)
+    assert decay_sgd and not {r["path"] for r in decay_sgd} & {r["path"] for r in untied}
+    assert counts["untied_sgd_run"] == (len(untied) + len(plateau) + len(truncation_sgd)
+                                        + len(decay_sgd))
+    assert counts["untied_decay"] == len(plan.untied_decay_tables(scale)) == 1
     assert counts["untied_theory"] == len(untied) + len(plan.figureS4_limit_runs(scale))
     tied = (plan.figure2_runs(scale) + plan.figureS3_runs(scale) + plan.figureS3_follow_runs(scale)
             + plan.figure1_moment_runs(scale) + plan.figure4_moment_runs(scale))
@@ -97,8 +101,8 @@ def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
 
 
 def test_the_paper_scale_has_the_dry_runs_job_count(jobs):
-    # 11 749 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
-    assert len(jobs["paper"]) == 11_748
+    # 11 756 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
+    assert len(jobs["paper"]) == 11_755
 
 
 # --- one job --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ def test_every_result_kind_is_one_spec():
         "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
         "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FISHER_TABLE",
         "TOKENS_SE_CURVE", "TOKENS_AMP_RUN", "FLOW_ENSEMBLE", "TIED_VELOCITY", "RADIUS",
-        "UNTIED_VELOCITY", "UNTIED_TRUNCATION"}
+        "UNTIED_VELOCITY", "UNTIED_TRUNCATION", "UNTIED_DECAY"}
 
 
 def test_the_paper2_theory_tables_have_readable_paths_that_parse_back():
@@ -58,6 +58,12 @@ def test_the_paper2_theory_tables_have_readable_paths_that_parse_back():
                                           sU=1, sV=0.9, m2=-2, dims=[100, 200], seed=0, n=5)
     assert untied == ("results/quick/untied/velocity/h2_T1_rho1_unit_variance_sU1_sV0.9_m2-2/"
                       "d100-200_seed0x5.csv")
+    decay = paths.UNTIED_DECAY.format("quick", link="h1", T=1, rho=1, normalisation="unit_variance",
+                                      sU=1, sV=0.9, m2=0, d=50, start=2, horizon=6, records=61,
+                                      seed=0, n=3)
+    assert decay == ("results/quick/untied/decay/h1_T1_rho1_unit_variance_sU1_sV0.9_m20_d50/"
+                     "tau2to6_n61_seed0x3.csv")
+    assert paths.UNTIED_DECAY.parse(decay)["start"] == "2"
     radius = paths.RADIUS.format("quick", rho=0.5, normalisation="aim", c=1, s=1, d=200, wd=0,
                                  seed=0, n=3)
     assert radius == "results/quick/moments/radius/linear_T1_rho0.5_aim_c1_scale1_d200/wd0_seed0x3.csv"
@@ -391,6 +397,46 @@ def test_the_untied_truncation_replicates_also_run_sgd_over_its_window(config):
     del reduced["scales"]["quick"]["paper2"]["untied_truncation"]["lr"]
     del reduced["scales"]["quick"]["paper2"]["untied_truncation"]["batch"]
     assert Plan(reduced).untied_truncation_sgd_runs("quick") == []
+
+
+def test_the_untied_decay_replicates_run_sgd_on_their_grid_at_each_step_size(config):
+    plan = Plan(config)
+    [table] = plan.untied_decay_tables("quick")
+    sizes = config["scales"]["quick"]["paper2"]["untied_strong_recovery"]
+    fields = paths.UNTIED_DECAY.parse(table["path"])
+    assert (int(fields["d"]), int(fields["n"]), float(fields["start"])) == (
+        sizes["d"], sizes["seeds"], table["window_start"])
+    runs = plan.untied_decay_sgd_runs("quick")
+    assert runs == table["sgd_runs"]
+    assert len(runs) == len(sizes["sgd"]["lrs"]) * sizes["sgd"]["seeds"]
+    assert {r["seed"] for r in runs} <= set(table["seeds"])
+    for run in runs:
+        sgd = paths.UNTIED_SGD.parse(run["path"])
+        assert (float(sgd["horizon"]), int(sgd["records"]), int(sgd["d"])) == (
+            table["horizon"], sizes["records"], sizes["d"])
+        assert (sgd["m0"], sgd["stop"], sgd["nf"]) == ("none", "none", "0")
+    reduced = copy.deepcopy(config)
+    del reduced["scales"]["quick"]["paper2"]["untied_strong_recovery"]["sgd"]
+    assert Plan(reduced).untied_decay_sgd_runs("quick") == []
+    del reduced["paper2"]["untied_strong_recovery"]
+    assert Plan(reduced).untied_decay_tables("quick") == []
+    # the window starts inside the horizon; SGD only from replicates that have flows
+    broken = copy.deepcopy(config)
+    broken["paper2"]["untied_strong_recovery"]["cases"][0]["window_start"] = 7.0
+    with pytest.raises(ConfigError, match=r"cases\[0\].window_start = 7.0; allowed: a number <"):
+        check_config(broken)
+    broken = copy.deepcopy(config)
+    broken["scales"]["paper"]["paper2"]["untied_strong_recovery"]["sgd"]["seeds"] = 5
+    with pytest.raises(ConfigError, match="untied_strong_recovery.sgd.seeds = 5; allowed"):
+        check_config(broken)
+
+
+def test_the_untied_velocity_trend_needs_two_sizes(config):
+    # one d would leave the eq. 42 row without a trend to judge (it is not written then)
+    one_size = copy.deepcopy(config)
+    one_size["scales"]["quick"]["paper2"]["untied_velocity"]["dims"] = [100]
+    with pytest.raises(ConfigError, match=r"untied_velocity.dims"):
+        validated(one_size)
 
 
 def test_strong_recovery_sgd_runs_share_the_flows_replicates_at_two_step_sizes(config):

@@ -67,7 +67,8 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         "riccati_flow": column(plan.figure4_moment_runs(scale), "exact_path"),
         "truncation_error": column(plan.figureS6_tables(scale)),
         "untied_sgd_run": (column(untied) | column(plan.figure3_plateau_runs(scale))
-                           | column(plan.untied_truncation_sgd_runs(scale))),
+                           | column(plan.untied_truncation_sgd_runs(scale))
+                           | column(plan.untied_decay_sgd_runs(scale))),
         "untied_theory": column(untied, "flow_path") | column(plan.figureS4_limit_runs(scale),
                                                                "limit_path"),
         "untied_fast_states": {plan.fast_states_path(scale)},
@@ -80,6 +81,7 @@ def planned_outputs(plan: Plan, scale: str) -> dict[str, set[str]]:
         "truncation_radius": {plan.figure4_radius(scale)["path"]},
         "untied_velocity": column(plan.untied_velocity_tables(scale)),
         "untied_truncation": column(plan.untied_truncation_tables(scale)),
+        "untied_decay": column(plan.untied_decay_tables(scale)),
         "claims": {paths.claims_table(scale)},
     }
     expected = {rule: outputs for rule, outputs in expected.items() if outputs}

@@ -179,7 +179,7 @@ rule claims_paper2_moments:
 
 
 rule claims_paper2_untied:
-    """Paper 2's untied claims: the two collapses, the dichotomy in d, the sign (docs/paper2.md §5.3)."""
+    """Paper 2's untied claims: the two collapses, the dichotomy in d, the sign, strong recovery (docs/paper2.md §5.3-5.4)."""
     input:
         figure3=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "path"),
         figureS4=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "path"),
@@ -195,6 +195,8 @@ rule claims_paper2_untied:
                                              "path"),
         truncation_sgd=lambda wildcards: column(PLAN.untied_truncation_sgd_runs(wildcards.scale),
                                                 "path"),
+        decay=lambda wildcards: column(PLAN.untied_decay_tables(wildcards.scale), "path"),
+        decay_sgd=lambda wildcards: column(PLAN.untied_decay_sgd_runs(wildcards.scale), "path"),
         code=script_code("claims_paper2_untied.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper2_untied"),
@@ -206,6 +208,7 @@ rule claims_paper2_untied:
         velocity=lambda wildcards: PLAN.untied_velocity_tables(wildcards.scale),
         plateau=lambda wildcards: PLAN.figure3_plateau_runs(wildcards.scale),
         truncations=lambda wildcards: PLAN.untied_truncation_tables(wildcards.scale),
+        decay=lambda wildcards: PLAN.untied_decay_tables(wildcards.scale),
         threshold=P2.get("threshold"),
     log:
         paths.CLAIM_FRAGMENT.log(topic="paper2_untied"),

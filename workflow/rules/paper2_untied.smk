@@ -94,3 +94,20 @@ rule untied_truncation:
         **COSTS.resources("untied_truncation"),
     script:
         "../scripts/untied_truncation.py"
+
+
+rule untied_decay:
+    """The untied population flow of n replicates to late tau, its excess loss and linearised decay ([P Cor. 9])."""
+    input:
+        code=script_code("untied_decay.py"),
+    output:
+        **paths.UNTIED_DECAY.outputs(),
+    log:
+        paths.UNTIED_DECAY.log(),
+    wildcard_constraints:
+        **paths.UNTIED_DECAY.constraints(),
+    threads: 1
+    resources:
+        **COSTS.resources("untied_decay"),
+    script:
+        "../scripts/untied_decay.py"

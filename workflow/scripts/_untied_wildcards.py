@@ -1,7 +1,9 @@
-"""The untied problem and record grid named by an untied result path (paths.UNTIED_SGD, paths.UNTIED_THEORY).
+"""The untied problem and record grid named by an untied result path.
 
-Shared by the scripts of rules untied_sgd_run and untied_theory, which read
-the same wildcards.
+Shared by the scripts of rules untied_sgd_run and untied_theory (paths.UNTIED_SGD,
+paths.UNTIED_THEORY), which read the same wildcards, and by the replicate
+tables untied_velocity, untied_truncation and untied_decay, whose student
+starts from its independent factors (no m0 wildcard).
 """
 
 from aimrepro.paper2.sgd import ProblemSpec, fast_slow_record_times
@@ -25,3 +27,11 @@ def untied_times(wc):
 def untied_stop(wc):
     """The stop overlap of wildcard stop, or None."""
     return None if wc.stop == "none" else float(wc.stop)
+
+
+def replicate_untied_spec(wc, d: int) -> ProblemSpec:
+    """ProblemSpec of a replicate table's wildcards link, T, rho, normalisation, sU, sV, m2 at ``d``."""
+    return ProblemSpec("untied", wc.link, int(wc.T), int(d), rho=float(wc.rho),
+                       student_rho=float(wc.rho), normalisation=wc.normalisation,
+                       init_scale=float(wc.sU), init_scale_v=float(wc.sV),
+                       teacher_mean=float(wc.m2))

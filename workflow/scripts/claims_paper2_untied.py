@@ -12,6 +12,18 @@ from aimrepro.paper2.trajectory import Trajectory
 from aimrepro.records.tables import read_table
 
 
+def _run(run) -> Trajectory:
+    return Trajectory.from_columns(read_table(run["path"]), run["d"])
+
+
+def _by_lr(runs) -> dict:
+    """{lr: {seed: SGD run}} of one case's runs."""
+    out = {}
+    for run in runs:
+        out.setdefault(run["lr"], {})[run["seed"]] = _run(run)
+    return out
+
+
 def main(smk) -> None:
     with run_job(smk) as job:
         p = smk.params
@@ -39,8 +51,10 @@ def main(smk) -> None:
             plateau_link=p.plateau[0]["link"] if p.plateau else None,
             plateau_start=p.plateau[0]["start"] if p.plateau else None,
             truncations=[(case, read_table(case["path"])) for case in p.truncations],
-            truncation_sgd=[{run["seed"]: Trajectory.from_columns(read_table(run["path"]), run["d"])
-                             for run in case["sgd_runs"]} for case in p.truncations])
+            truncation_sgd=[{run["seed"]: _run(run) for run in case["sgd_runs"]}
+                            for case in p.truncations],
+            decay=[(case, read_table(case["path"])) for case in p.decay],
+            decay_sgd=[_by_lr(case["sgd_runs"]) for case in p.decay])
         job.write_claims(rows, "paper-2 untied")
 
 

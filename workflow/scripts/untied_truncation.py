@@ -6,18 +6,15 @@
 import numpy as np
 from _job import run_job
 from _replicates import replicate_seeds, write_replicate_table
+from _untied_wildcards import replicate_untied_spec
 
-from aimrepro.paper2.sgd import ProblemSpec
 from aimrepro.paper2.untied.truncation_table import truncation_error_table
 
 
 def main(smk) -> None:
     with run_job(smk) as job:
         wc = smk.wildcards
-        spec = ProblemSpec("untied", wc.link, int(wc.T), int(wc.d), rho=float(wc.rho),
-                           student_rho=float(wc.rho), normalisation=wc.normalisation,
-                           init_scale=float(wc.sU), init_scale_v=float(wc.sV),
-                           teacher_mean=float(wc.m2))
+        spec = replicate_untied_spec(wc, wc.d)
         seeds = replicate_seeds(wc)
         times = np.linspace(0.0, float(wc.horizon), int(wc.records))
         table, diagnostics = truncation_error_table(spec, seeds, times, max_order=int(wc.M))

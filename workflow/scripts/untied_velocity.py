@@ -6,8 +6,8 @@
 
 from _job import run_job
 from _replicates import replicate_dims, replicate_seeds, write_replicate_table
+from _untied_wildcards import replicate_untied_spec
 
-from aimrepro.paper2.sgd import ProblemSpec
 from aimrepro.paper2.theory_tables import over_dims, untied_velocity_table
 
 
@@ -15,10 +15,7 @@ def main(smk) -> None:
     with run_job(smk) as job:
         wc = smk.wildcards
         dims = replicate_dims(wc)
-        spec = ProblemSpec("untied", wc.link, int(wc.T), dims[0], rho=float(wc.rho),
-                           student_rho=float(wc.rho), normalisation=wc.normalisation,
-                           init_scale=float(wc.sU), init_scale_v=float(wc.sV),
-                           teacher_mean=float(wc.m2))
+        spec = replicate_untied_spec(wc, dims[0])
         seeds = replicate_seeds(wc)
         table, diagnostics = over_dims(untied_velocity_table, spec, dims, seeds)
         write_replicate_table(job, smk.output.table, table, diagnostics, spec, seeds)

@@ -21,7 +21,8 @@ __all__ = ["check_config"]
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
-    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6, _hardmax_tokens, _trends):
+    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6, _untied_strong_recovery,
+                  _hardmax_tokens, _trends):
         problem = check(config)
         if problem:
             raise ConfigError(f"invalid config: {problem}")
@@ -87,6 +88,24 @@ def _figure_s6(config) -> str | None:
     if science and not science["t_min"] < science["horizon"]:
         return (f"paper2.figureS6.t_min = {science['t_min']}; "
                 f"allowed: a number < paper2.figureS6.horizon ({science['horizon']})")
+    return None
+
+
+def _untied_strong_recovery(config) -> str | None:
+    """The window starts inside the horizon; SGD runs from replicates the flows have."""
+    science = config.get("paper2", {}).get("untied_strong_recovery")
+    if not science:
+        return None
+    for i, case in enumerate(science["cases"]):
+        if not case["window_start"] < case["horizon"]:
+            return (f"paper2.untied_strong_recovery.cases[{i}].window_start = "
+                    f"{case['window_start']}; allowed: a number < its horizon ({case['horizon']})")
+    for scale in SCALES:
+        sizes = config["scales"][scale].get("paper2", {}).get("untied_strong_recovery")
+        if sizes and "sgd" in sizes and sizes["sgd"]["seeds"] > sizes["seeds"]:
+            return (f"scales.{scale}.paper2.untied_strong_recovery.sgd.seeds = "
+                    f"{sizes['sgd']['seeds']}; allowed: an integer <= its seeds ({sizes['seeds']}), "
+                    "the replicates whose flows the SGD runs are compared with")
     return None
 
 

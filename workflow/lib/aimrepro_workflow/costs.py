@@ -148,7 +148,7 @@ STARTUP: dict[str, float] = {
     "untied_sgd_run": 0.09888, "untied_theory": 0.5802, "untied_fast_states": 0,
     "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 0.3111,
     "flow_ensemble": 0.4157, "tied_velocity": 0, "untied_velocity": 0, "truncation_radius": 0,
-    "untied_truncation": 0,
+    "untied_truncation": 0, "untied_decay": 0.58,
     "figure": 1.179, "claims_topic": 0.382, "claims": 0.132,
 }
 
@@ -170,6 +170,9 @@ TYPICAL: dict[str, float] = {
     "untied_flow_rhs_ROS2": 1300.0,
     "untied_limit_rhs": 128.0,
     "untied_stop_fraction_flow": 0.53,
+    # the untied decay table's RK45 population flow, right-hand sides per replicate per d and unit
+    # of tau: the stiff fast direction (rate ~ d) sets the steps (d = 50, 100 at tau = 6: 5.2, 4.7)
+    "untied_decay_rhs_per_d_tau": 5.0,
     "moment_rhs_per_order": 60.0,
     # flow ensembles, right-hand sides per replicate: a + b × horizon
     "ensemble_rhs_tied": 160.0, "ensemble_rhs_per_time_tied": 48.0,
@@ -897,6 +900,23 @@ def _untied_fast_states(model: CostModel, w: dict) -> _Work:
                  memory=R.fast_states_job(n_grid=n).bytes, disk=_csv(n, 10))
 
 
+def _untied_decay(model: CostModel, w: dict) -> _Work:
+    """``n`` RK45 population flows of (U, V) to the horizon (right-hand sides as
+    :func:`_untied_theory`'s, their number ∝ d τ: the stiff fast direction), then per replicate two
+    d×d products and eigendecompositions and the mode sum over d² pairs and the records."""
+    d, n, records = _i(w, "d"), _i(w, "n"), _i(w, "records") + 1
+    r = _width(d, _f(w, "rho"))
+    rhs = n * TYPICAL["untied_decay_rhs_per_d_tau"] * d * _f(w, "horizon")
+    return _Work("untied_decay", fixed={"normal": n * 4.0 * d * r,
+                                        "flop": n * (16.0 * d * r * r + 30.0 * d ** 3
+                                                     + 2.0 * d * d * records)},
+                 per_loop={"rhs_untied": 1, "flop": 14.0 * d * r * r, "element": 30.0 * d * r},
+                 loop=rhs, loop_bound=rhs,
+                 memory=R.untied_flow_job(d=d, rho=_f(w, "rho"), records=records).bytes
+                 + 8.0 * (6 * d * d + d * d * records),
+                 disk=_csv(n * records, 6))
+
+
 def _light(rule: str, memory_mb: float) -> Callable[[CostModel, dict], _Work]:
     """Figures and claims: start-up (matplotlib for figures) and reading small tables; a claims
     topic adds its own checks (some recompute a theory curve), priced per topic where measured;
@@ -935,6 +955,7 @@ _RULES: dict[str, Callable[[CostModel, dict], _Work]] = {
     "untied_velocity": _velocity_table("untied_velocity"),
     "truncation_radius": _truncation_radius,
     "untied_truncation": _untied_truncation,
+    "untied_decay": _untied_decay,
     "se_generalisation": _se_generalisation,
     "tokens_se_curve": _tokens_se_curve,
     "tokens_amp_run": _tokens_amp_run,
@@ -994,13 +1015,15 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
         runs = (plan.figure3_untied_runs(scale) + plan.figureS4_runs(scale)
                 + plan.figureS5_runs(scale))
         add("untied_sgd_run", paths.UNTIED_SGD, [r["path"] for r in runs + plan.figure3_plateau_runs(scale)
-                                                 + plan.untied_truncation_sgd_runs(scale)])
+                                                 + plan.untied_truncation_sgd_runs(scale)
+                                                 + plan.untied_decay_sgd_runs(scale)])
         add("untied_theory", paths.UNTIED_THEORY, [r["flow_path"] for r in runs]
             + [r["limit_path"] for r in plan.figureS4_limit_runs(scale)])
         add("untied_fast_states", paths.FAST_STATES, [plan.fast_states_path(scale)])
         add("untied_velocity", paths.UNTIED_VELOCITY, [t["path"] for t in plan.untied_velocity_tables(scale)])
         add("untied_truncation", paths.UNTIED_TRUNCATION,
             [t["path"] for t in plan.untied_truncation_tables(scale)])
+        add("untied_decay", paths.UNTIED_DECAY, [t["path"] for t in plan.untied_decay_tables(scale)])
     return results
 
 

@@ -376,22 +376,31 @@ UNTIED_THEORY = ResultPath(
     {**_UNTIED_FIELDS, "kind": choice(["flow", "limit"]),
      "method": Field(rf"|_[A-Za-z0-9]+-{NUMBER}")})
 
+#: The untied replicate tables' problem fields (their students start from independent factors).
+_UNTIED_REPLICATE_FIELDS = {"link": PAPER2_LINK, "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
+                            "normalisation": choice(NORMALISATIONS), "sU": NUMBER_FIELD,
+                            "sV": NUMBER_FIELD, "m2": SIGNED_FIELD}
+
 #: dq12/dtau after the fast phase of n untied replicates at each d: [P eq. 42], the slaved slow flow.
 UNTIED_VELOCITY = ResultPath(
     "untied/velocity", "{link}_T{T}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{m2}/"
                        "d{dims}_seed{seed}x{n}", ".csv",
-    {"link": PAPER2_LINK, "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
-     "normalisation": choice(NORMALISATIONS), "sU": NUMBER_FIELD, "sV": NUMBER_FIELD,
-     "m2": SIGNED_FIELD, "dims": DIMS_FIELD, "seed": SEED, "n": INTEGER_FIELD})
+    {**_UNTIED_REPLICATE_FIELDS, "dims": DIMS_FIELD, "seed": SEED, "n": INTEGER_FIELD})
 
 #: s(tau) of the slaved slow flow and the untied truncations M = 2 .. max_order, n replicates.
 UNTIED_TRUNCATION = ResultPath(
     "untied/truncation", "{link}_T{T}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{m2}_d{d}/"
                          "tau{horizon}_n{records}_M{M}_seed{seed}x{n}", ".csv",
-    {"link": PAPER2_LINK, "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
-     "normalisation": choice(NORMALISATIONS), "sU": NUMBER_FIELD, "sV": NUMBER_FIELD,
-     "m2": SIGNED_FIELD, "d": INTEGER_FIELD, "horizon": NUMBER_FIELD, "records": INTEGER_FIELD,
-     "M": INTEGER_FIELD, "seed": SEED, "n": INTEGER_FIELD})
+    {**_UNTIED_REPLICATE_FIELDS, "d": INTEGER_FIELD, "horizon": NUMBER_FIELD,
+     "records": INTEGER_FIELD, "M": INTEGER_FIELD, "seed": SEED, "n": INTEGER_FIELD})
+
+#: The untied population flow of n replicates to late tau, its excess loss and the decay of its
+#: linearisation from tau0 = {start} on ([P App. F.4, Cor. 9]).
+UNTIED_DECAY = ResultPath(
+    "untied/decay", "{link}_T{T}_rho{rho}_{normalisation}_sU{sU}_sV{sV}_m2{m2}_d{d}/"
+                    "tau{start}to{horizon}_n{records}_seed{seed}x{n}", ".csv",
+    {**_UNTIED_REPLICATE_FIELDS, "d": INTEGER_FIELD, "start": NUMBER_FIELD,
+     "horizon": NUMBER_FIELD, "records": INTEGER_FIELD, "seed": SEED, "n": INTEGER_FIELD})
 
 #: The fast state m*(m2), the dichotomy factors and the teacher mean at which m = 0 is unstable
 #: at the initial moments, over teacher means.

@@ -855,6 +855,48 @@ class Plan:
         """
         return [run for table in self.untied_truncation_tables(scale) for run in table["sgd_runs"]]
 
+    def untied_decay_tables(self, scale: str) -> list[dict]:
+        """[P App. F.4, Cor. 9]: the untied population flow to late tau and its linearised decay.
+
+        One table per case (its replicates' flows), with ``sgd_runs``: online
+        SGD from the first ``sgd.seeds`` replicates (same seeds: the same U(0),
+        V(0) and teacher) at each step size, on the table's record grid.
+        Empty without ``paper2.untied_strong_recovery`` and its sizes.
+        """
+        science = self.config["paper2"].get("untied_strong_recovery")
+        sizes = self.p2_sizes(scale).get("untied_strong_recovery")
+        if not science or not sizes:
+            return []
+        sU, sV = science["init_scales"]
+        d, records = int(sizes["d"]), int(sizes["records"])
+        out = []
+        for case in science["cases"]:
+            fields = dict(link=case["link"], T=int(science.get("T", 1)), rho=science["rho"],
+                          normalisation=science["normalisation"], sU=sU, sV=sV,
+                          m2=case["teacher_mean"], d=d, start=case["window_start"],
+                          horizon=case["horizon"], records=records)
+            seeds = [self._seed(s) for s in range(sizes["seeds"])]
+            sgd = sizes.get("sgd")
+            runs = [] if not sgd else [
+                {**self._untied_run(
+                    scale, lr=lr, batch=sgd["batch"], seed=self._seed(s),
+                    flow=self.p2_sizes(scale)["untied_flow"], link=case["link"],
+                    **self._untied_common(science), teacher_mean=case["teacher_mean"],
+                    init_mean=None, d=d, weight_decay=0.0, horizon=case["horizon"],
+                    records=records, fast_horizon=0.0, fast_records=0, stop=None)}
+                for lr in sgd["lrs"] for s in range(sgd["seeds"])]
+            out.append({**fields, "teacher_mean": float(case["teacher_mean"]),
+                        "window_start": _rounded(case["window_start"]),
+                        "horizon": _rounded(case["horizon"]), "seeds": seeds,
+                        "path": paths.UNTIED_DECAY.format(scale, seed=self._seed(0),
+                                                          n=sizes["seeds"], **fields),
+                        "sgd_runs": runs})
+        return out
+
+    def untied_decay_sgd_runs(self, scale: str) -> list[dict]:
+        """SGD of the untied decay tables' replicates to late tau (:meth:`untied_decay_tables`)."""
+        return [run for table in self.untied_decay_tables(scale) for run in table["sgd_runs"]]
+
     def figureS4_runs(self, scale: str) -> list[dict]:
         science, sizes = self.config["paper2"]["figureS4"], self.p2_sizes(scale)["figureS4"]
         runs = []
