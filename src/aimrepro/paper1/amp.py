@@ -22,7 +22,7 @@ prior mean), Ĉ⁰ = Q0 − ρ = 1 (its error), ḡ^{−1} = 0 (the recommended 
 The SE correspondences V ↔ 2(Q0 − q), A ↔ q̂/2, Ĉ ↔ Q0 − q live in one
 place, :class:`SECorrespondence`, used by the iteration and by the tests.
 
-Deviations from §5, measured (d = 100, 6 seeds; docs/findings.md, "GAMP-RIE")
+Deviations from §5, measured (d = 100, 6 seeds; docs/findings.md, "Paper 1: GAMP-RIE")
 ------------------------------------------------------------------------
 * *Damping.*  The published code damps ω and V; that breaks the Onsager
   cancellation and, with the correct hardmax channel, sends AMP away from a

@@ -1,6 +1,6 @@
 """Where each result lives: one path specification per kind of result.
 
-A result's path names its parameters (docs/design.md, "Paths are readable"),
+A result's path names its parameters (docs/design.md, "Readable paths"),
 e.g. ``results/quick/se/hardmax_T2_rho0.5/alpha_log_0.03_10_n24.csv``.  Each
 kind of result is one :class:`ResultPath`, which gives, from a single
 template,
