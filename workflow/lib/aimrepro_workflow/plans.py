@@ -754,6 +754,23 @@ class Plan:
         return dict(T=science.get("T", 1), rho=science["rho"],
                     normalisation=science["normalisation"], scales=science["init_scales"])
 
+    @staticmethod
+    def _replicate_fields(science, case) -> dict:
+        """The problem fields of an untied replicate table's path (paths._UNTIED_REPLICATE_FIELDS)."""
+        sU, sV = science["init_scales"]
+        return dict(link=case["link"], T=int(science.get("T", 1)), rho=science["rho"],
+                    normalisation=science["normalisation"], sU=sU, sV=sV,
+                    m2=case["teacher_mean"])
+
+    def _replicate_sgd_run(self, scale, science, case, *, lr, batch, seed, d, records) -> dict:
+        """Online SGD of one replicate of an untied table (same spec and seed: the same U(0),
+        V(0) and teacher) to the case's horizon, recorded on the table's slow-time grid."""
+        return self._untied_run(
+            scale, lr=lr, batch=batch, seed=seed, flow=self.p2_sizes(scale)["untied_flow"],
+            link=case["link"], **self._untied_common(science), teacher_mean=case["teacher_mean"],
+            init_mean=None, d=d, weight_decay=0.0, horizon=case["horizon"], records=records,
+            fast_horizon=0.0, fast_records=0, stop=None)
+
     def figure3_untied_runs(self, scale: str) -> list[dict]:
         science, sizes = self.config["paper2"]["figure3"], self.p2_sizes(scale)["figure3"]
         runs = []
@@ -800,17 +817,14 @@ class Plan:
         sizes = self.p2_sizes(scale).get("untied_velocity")
         if not science or not sizes:
             return []
-        sU, sV = science["init_scales"]
         return [{"link": case["link"], "teacher_mean": float(case["teacher_mean"]),
                  "T": int(science.get("T", 1)), "rho": _rounded(science["rho"]),
-                 "normalisation": science["normalisation"], "scales": [sU, sV],
+                 "normalisation": science["normalisation"], "scales": list(science["init_scales"]),
                  "dims": [int(d) for d in sizes["dims"]],
                  "seeds": [self._seed(s) for s in range(sizes["seeds"])],
                  "path": paths.UNTIED_VELOCITY.format(
-                     scale, link=case["link"], T=science.get("T", 1), rho=science["rho"],
-                     normalisation=science["normalisation"], sU=sU, sV=sV,
-                     m2=case["teacher_mean"], dims=sizes["dims"], seed=self._seed(0),
-                     n=sizes["seeds"])}
+                     scale, **self._replicate_fields(science, case), dims=sizes["dims"],
+                     seed=self._seed(0), n=sizes["seeds"])}
                 for case in science["cases"]]
 
     def untied_truncation_tables(self, scale: str) -> list[dict]:
@@ -822,25 +836,17 @@ class Plan:
         sizes = self.p2_sizes(scale).get("untied_truncation")
         if not science or not sizes:
             return []
-        sU, sV = science["init_scales"]
+        d, records = int(sizes["d"]), int(sizes["records"])
+        seeds = [self._seed(s) for s in range(sizes["seeds"])]
         out = []
         for case in science["cases"]:
-            fields = dict(link=case["link"], T=int(science.get("T", 1)), rho=science["rho"],
-                          normalisation=science["normalisation"], sU=sU, sV=sV,
-                          m2=case["teacher_mean"], d=int(sizes["d"]), horizon=case["horizon"],
-                          records=int(sizes["records"]), M=int(sizes["max_order"]))
-            seeds = [self._seed(s) for s in range(sizes["seeds"])]
-            sgd = []
-            if "lr" in sizes:
-                # the table's replicates (same spec and seeds: the same U(0), V(0) and teacher)
-                # under online SGD over its window, recorded on its slow-time grid
-                sgd = [self._untied_run(
-                    scale, lr=sizes["lr"], batch=sizes["batch"], seed=seed,
-                    flow=self.p2_sizes(scale)["untied_flow"], link=case["link"],
-                    **self._untied_common(science), teacher_mean=case["teacher_mean"],
-                    init_mean=None, d=int(sizes["d"]), weight_decay=0.0, horizon=case["horizon"],
-                    records=int(sizes["records"]), fast_horizon=0.0, fast_records=0, stop=None)
-                    for seed in seeds]
+            fields = dict(self._replicate_fields(science, case), d=d, horizon=case["horizon"],
+                          records=records, M=int(sizes["max_order"]))
+            # the table's replicates under online SGD over its window
+            sgd = [] if "lr" not in sizes else [
+                self._replicate_sgd_run(scale, science, case, lr=sizes["lr"], batch=sizes["batch"],
+                                        seed=seed, d=d, records=records)
+                for seed in seeds]
             out.append({**fields, "teacher_mean": float(case["teacher_mean"]),
                         "horizon": _rounded(case["horizon"]), "seeds": seeds,
                         "path": paths.UNTIED_TRUNCATION.format(scale, seed=self._seed(0),
@@ -867,23 +873,16 @@ class Plan:
         sizes = self.p2_sizes(scale).get("untied_strong_recovery")
         if not science or not sizes:
             return []
-        sU, sV = science["init_scales"]
         d, records = int(sizes["d"]), int(sizes["records"])
+        seeds = [self._seed(s) for s in range(sizes["seeds"])]
+        sgd = sizes.get("sgd")
         out = []
         for case in science["cases"]:
-            fields = dict(link=case["link"], T=int(science.get("T", 1)), rho=science["rho"],
-                          normalisation=science["normalisation"], sU=sU, sV=sV,
-                          m2=case["teacher_mean"], d=d, start=case["window_start"],
+            fields = dict(self._replicate_fields(science, case), d=d, start=case["window_start"],
                           horizon=case["horizon"], records=records)
-            seeds = [self._seed(s) for s in range(sizes["seeds"])]
-            sgd = sizes.get("sgd")
             runs = [] if not sgd else [
-                {**self._untied_run(
-                    scale, lr=lr, batch=sgd["batch"], seed=self._seed(s),
-                    flow=self.p2_sizes(scale)["untied_flow"], link=case["link"],
-                    **self._untied_common(science), teacher_mean=case["teacher_mean"],
-                    init_mean=None, d=d, weight_decay=0.0, horizon=case["horizon"],
-                    records=records, fast_horizon=0.0, fast_records=0, stop=None)}
+                self._replicate_sgd_run(scale, science, case, lr=lr, batch=sgd["batch"],
+                                        seed=self._seed(s), d=d, records=records)
                 for lr in sgd["lrs"] for s in range(sgd["seeds"])]
             out.append({**fields, "teacher_mean": float(case["teacher_mean"]),
                         "window_start": _rounded(case["window_start"]),
