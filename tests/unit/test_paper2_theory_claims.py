@@ -16,8 +16,12 @@ import pytest
 from aimrepro.claims import paper2_dynamics, paper2_untied
 from aimrepro.claims.table import OVERSTATED
 from aimrepro.paper2 import analysis, theory_tables
+from aimrepro.paper2.losses import MSELoss, make_link
+from aimrepro.paper2.population import Potential
 from aimrepro.paper2.sgd import ProblemSpec
+from aimrepro.paper2.strong_recovery import excess_loss
 from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
+from aimrepro.records.tables import split_rows
 
 
 def synthetic(times, p12, *, t1=0.4, t2=0.4, q22=0.5, d=100) -> Trajectory:
@@ -85,6 +89,8 @@ def test_over_dims_stacks_tables_and_split_by_d_undoes_it():
     assert diag["converged"] and set(diag["per_d"]) == {"20", "30"}
     parts = theory_tables.split_by_d(table)
     assert sorted(parts) == [20, 30] and parts[30]["seed"].tolist() == [0, 1]
+    by_seed = split_rows(table, "seed")
+    assert list(by_seed) == [0, 1] and by_seed[1]["d"].tolist() == [20, 30]
     with pytest.raises(ValueError, match="dims must be distinct"):
         theory_tables.over_dims(theory_tables.tied_velocity_table,
                                 ProblemSpec("tied", "h2", 1, 20), [20, 20], [0])
@@ -375,9 +381,6 @@ def test_untied_decay_table_and_its_rows_read_the_late_rate():
         late = t >= 4.0
         flow_rate[seed] = -np.polyfit(t[late], np.log(e[late]), 1)[0]
     probe = _untied_run_with_excess(times, 1e-2 * np.exp(-times))
-    from aimrepro.paper2.strong_recovery import excess_loss
-    from aimrepro.paper2.losses import MSELoss, make_link
-    from aimrepro.paper2.population import Potential
     potential = Potential(MSELoss(make_link("h1"), make_link("h1"), 0.5), 1)
     assert excess_loss(potential, probe, kind="untied") == pytest.approx(1e-2 * np.exp(-times))
 

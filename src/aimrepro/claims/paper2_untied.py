@@ -32,6 +32,7 @@ from aimrepro.paper2.losses import MSELoss, make_link
 from aimrepro.paper2.population import Potential
 from aimrepro.paper2.strong_recovery import excess_loss, late_time_rate
 from aimrepro.paper2.trajectory import Trajectory
+from aimrepro.records.tables import split_rows
 
 __all__ = [
     "EQ42_REL_TOL",
@@ -779,12 +780,6 @@ def _rate(times, values, window) -> float:
         return math.nan
 
 
-def _per_seed(table: Mapping[str, np.ndarray]) -> dict[int, dict[str, np.ndarray]]:
-    seed = np.asarray(table["seed"])
-    return {int(sd): {name: np.asarray(col)[seed == sd] for name, col in table.items()}
-            for sd in dict.fromkeys(seed.tolist())}
-
-
 def strong_recovery_rows(tables: Sequence[tuple[Mapping, Mapping[str, np.ndarray]]],
                          sgd: Sequence[Mapping[float, Mapping[int, Trajectory]]],
                          *, tolerance: float = STRONG_RATE_TOL, prefactor: float = 0.5
@@ -814,7 +809,7 @@ def strong_recovery_rows(tables: Sequence[tuple[Mapping, Mapping[str, np.ndarray
     out = []
     for (case, table), by_lr in zip(tables, sgd):
         link, m2, d = case["link"], float(case["teacher_mean"]), int(case["d"])
-        replicates = _per_seed(table)
+        replicates = split_rows(table, "seed")
         window = _late_window(next(iter(replicates.values()))["t_ode"], float(case["window_start"]))
         measured, predicted, slowest, drift = {}, {}, {}, {}
         for sd, rows in replicates.items():

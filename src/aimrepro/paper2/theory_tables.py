@@ -48,6 +48,7 @@ from aimrepro.paper2.trajectory import OrderParameters, Trajectory
 from aimrepro.paper2.truncation_radius import riccati_radius
 from aimrepro.paper2.untied.fast import MeanLandscape, fast_fixed_point
 from aimrepro.paper2.untied.slow import solve_population_flow, untied_state
+from aimrepro.records.tables import split_rows
 
 __all__ = [
     "FLOWS",
@@ -249,9 +250,7 @@ def over_dims(make_table, spec: ProblemSpec, dims: Sequence[int], seeds: Sequenc
 
 def split_by_d(columns: Mapping[str, np.ndarray]) -> dict[int, dict[str, np.ndarray]]:
     """{d: the rows of that d} of a table with a ``d`` column (:func:`over_dims`)."""
-    dims = np.asarray(columns["d"])
-    return {int(d): {name: np.asarray(col)[dims == d] for name, col in columns.items()}
-            for d in dict.fromkeys(dims.tolist())}
+    return split_rows(columns, "d")
 
 
 def radius_table(spec: ProblemSpec, seeds: Sequence[int], *, weight_decay: float = 0.0,

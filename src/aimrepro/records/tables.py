@@ -93,3 +93,14 @@ def _parse_column(cells: Sequence[str], name: str, path: PathLike) -> np.ndarray
         return np.array([float(c) for c in cells], dtype=float)
     except ValueError as err:
         raise ValueError(f"{path}: column {name!r} is not numeric: {err}") from None
+
+
+def split_rows(columns: Mapping[str, Any], key: str) -> dict[int, dict[str, np.ndarray]]:
+    """{value: the rows with that value} of a table's integer column ``key``, in order of appearance.
+
+    Undoes the stacking of per-d or per-replicate parts into one table.
+    """
+    keys = np.asarray(columns[key])
+    return {int(value): {name: np.asarray(col)[keys == value] for name, col in columns.items()}
+            for value in dict.fromkeys(keys.tolist())}
+
