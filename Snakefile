@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import min_version
 
-from aimrepro.config import ConfigError, validate_config
+from aimrepro.config import ConfigError, configured_scales, validate_config
 
 min_version("9.0")
 
@@ -51,7 +51,7 @@ def report_build_note(shown):
 
 
 wildcard_constraints:
-    scale="quick|paper",
+    scale="|".join(configured_scales(config)),
 
 
 include: "workflow/rules/common.smk"

@@ -46,7 +46,7 @@
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
-``aimrepro cost [--scale quick|paper] [--configfile F] [--json]``
+``aimrepro cost [--scale quick|referee|paper] [--configfile F] [--json]``
     What a pipeline run would cost before it is launched: per rule the
     number of jobs, core-hours (expected, and if every data-dependent loop
     ran to its cap), the largest job, peak memory per job and disk, then the
@@ -383,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "which also sets each rule's threads, mem_mb and runtime): it is read from "
                     "the repository that holds --configfile, or else from the repository around "
                     "the current directory (run it from the repository root, as snakemake).")
-    cost.add_argument("--scale", choices=("quick", "paper"), default=None,
+    cost.add_argument("--scale", choices=("quick", "referee", "paper"), default=None,
                       help="the preset to cost (default: the config's `scale`)")
     cost.add_argument("--configfile", type=Path, default=None, metavar="FILE",
                       help="the config to cost (default: config.yaml at the repository root)")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aimrepro import resources as R
+from aimrepro.config import SCALES, configured_scales, source_key
 
 __all__ = ["DEFAULT_JOB_MEMORY_GB", "PlannedJob", "check_job_sizes", "planned_jobs"]
 
@@ -37,7 +38,6 @@ DEFAULT_JOB_MEMORY_GB = 64.0
 #: need not import numpy; a unit test keeps the two equal.
 SE_RHO_RANGE = (1e-4, 1e14)
 
-SCALES = ("quick", "paper")
 
 
 @dataclass(frozen=True)
@@ -394,7 +394,7 @@ def check_job_sizes(config: Mapping) -> str | None:
         return problem
     limit_gb = float(config.get("limits", {}).get("job_memory_gb", DEFAULT_JOB_MEMORY_GB))
     largest, largest_size = None, None
-    for scale in SCALES:
+    for scale in configured_scales(config):
         for job in planned_jobs(config, scale):
             size = job.size()
             if largest_size is None or size.bytes > largest_size.bytes:
@@ -407,7 +407,7 @@ def check_job_sizes(config: Mapping) -> str | None:
         return (f"invalid config: limits.job_memory_gb = {limit_gb:g}: the largest job "
                 f"({largest.rule}) needs ~{largest_size.gib:.3g} GiB (estimate{steps}) at "
                 f"ordinary sizes")
-    key = largest.keys[name]
+    key = source_key(config, largest.keys[name])
     return (f"invalid config: {key} = {_show(_value_at(config, key))}: the largest job "
             f"({largest.rule}) needs ~{largest_size.gib:.3g} GiB (estimate{steps}), above "
             f"limits.job_memory_gb = {limit_gb:g}")

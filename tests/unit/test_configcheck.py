@@ -60,7 +60,7 @@ def test_defaults_are_filled_in():
     (lambda c: c["paper1"]["figure2"]["right"].__setitem__("rho", "half"),
      "paper1.figure2.right.rho = 'half'; allowed: a finite number > 0"),
     (lambda c: c.__setitem__("scale", "huge"),
-     "scale = 'huge'; allowed: one of 'quick', 'paper'"),
+     "scale = 'huge'; allowed: one of 'quick', 'referee', 'paper'"),
     (lambda c: c["scales"]["paper"]["se_points"].__setitem__("hardmax", 1.5),
      "scales.paper.se_points.hardmax = 1.5; allowed: an integer >= 2"),
     (lambda c: c["paper1"]["figure1"]["left"].__setitem__("rhos", [0.5, 0.5]),
@@ -233,3 +233,75 @@ def test_the_untied_truncations_sgd_needs_both_its_learning_rate_and_batch():
     message = error_for(drop_batch)
     assert message.startswith("invalid config: scales.quick.paper2.untied_truncation = ")
     assert "lr and batch together or neither" in message
+
+
+# --- presets that extend another (aimrepro.config.expand_presets) -------------------------
+
+
+def test_the_referee_preset_is_the_quick_one_with_its_own_keys_on_top():
+    config = validate_config(copy.deepcopy(CONFIG), SCHEMA)
+    quick, referee = config["scales"]["quick"], config["scales"]["referee"]
+    written = CONFIG["scales"]["referee"]
+    assert referee["extends"] == "quick"
+    # keys the referee does not write are the quick ones, whole
+    for key in set(quick) - set(written):
+        assert referee[key] == quick[key], key
+    # mappings merge key by key: the referee's paper2 keeps every quick section it does not name
+    for section in set(quick["paper2"]) - set(written["paper2"]):
+        assert referee["paper2"][section] == quick["paper2"][section], section
+    for section, sizes in written["paper2"].items():
+        assert referee["paper2"][section] == {**quick["paper2"][section], **sizes}
+    assert referee["trends"]["gd"] == written["trends"]["gd"]
+
+
+def test_expanding_presets_twice_changes_nothing():
+    from aimrepro.config import expand_presets
+
+    once = expand_presets(copy.deepcopy(CONFIG))
+    assert expand_presets(copy.deepcopy(once)) == once
+
+
+def test_a_chain_of_presets_expands_in_order():
+    from aimrepro.config import expand_presets
+
+    config = {"scales": {"a": {"x": {"p": 1, "q": 2}, "y": [1, 2]},
+                         "b": {"extends": "a", "x": {"q": 3}},
+                         "c": {"extends": "b", "y": [5]}}}
+    expand_presets(config)
+    assert config["scales"]["c"] == {"extends": "b", "x": {"p": 1, "q": 3}, "y": [5]}
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda c: c["scales"]["referee"].__setitem__("extends", "huge"),
+     "scales.referee.extends = 'huge'; allowed: the name of another preset under scales"),
+    (lambda c: c["scales"]["quick"].__setitem__("extends", "referee"),
+     "scales.referee.extends = 'quick'; allowed: a preset that does not extend 'referee' in turn"),
+    # an inherited bad value is reported in the preset that wrote it
+    (lambda c: c["scales"]["quick"]["gd"].__setitem__("inits", 0),
+     "scales.quick.gd.inits = 0; allowed: an integer >= 1"),
+    (lambda c: c["scales"]["referee"]["trends"]["gd"].__setitem__("seeds", 1),
+     "scales.referee.trends.gd.seeds = 1; allowed: an integer in [2, 1000]"),
+])
+def test_preset_errors_name_the_key_where_it_is_written(mutate, expected):
+    assert error_for(mutate).startswith("invalid config: " + expected)
+
+
+def test_a_scale_without_its_preset_is_refused():
+    from conftest import validated
+
+    config = copy.deepcopy(CONFIG)
+    del config["scales"]["referee"]
+    config["scale"] = "referee"
+    with pytest.raises(ConfigError, match=r"scale = 'referee'; allowed: a preset the config defines under "
+                                          r"scales \('quick', 'paper'\)"):
+        validated(config)
+
+
+def test_trend_seeds_per_d_must_match_the_dims():
+    from conftest import validated
+
+    config = copy.deepcopy(CONFIG)
+    config["scales"]["referee"]["trends"]["amp"]["softmax_T3"]["seeds"] = [8, 8]
+    with pytest.raises(ConfigError, match=r"scales.referee.trends.amp.softmax_T3.seeds = \[8, 8\]; "
+                                          r"allowed: one count, or one per d \(3 for dims"):
+        validated(config)

@@ -202,6 +202,41 @@ def test_trends_plan_their_runs_per_d_and_say_which_are_not_measured(config):
     assert len(plan.trend_runs("quick", "gd")) == len(sizes["gd"]["dims"]) * sizes["gd"]["seeds"]
 
 
+def test_trend_seeds_per_d_and_the_gd_control_variate_runs(config):
+    plan = Plan(config)
+    assert plan.trend_runs("quick", "gd_amp") == []  # no amp_seeds at the quick scale
+    varied = copy.deepcopy(config)
+    varied["scales"]["referee"]["trends"]["gd"] = {"dims": [50, 100], "seeds": [4, 3], "inits": 8,
+                                                   "amp_seeds": [10, 2]}
+    varied["scales"]["referee"]["trends"]["amp"]["softmax_T3"] = {"dims": [50, 100], "seeds": [5, 7]}
+    plan = Plan(varied)
+    gd = plan.gd_trend("referee")
+    assert [(p["d"], len(p["runs"])) for p in gd["points"]] == [(50, 4), (100, 3)]
+    # AMP on the GD datasets: at least the GD draws, so that every GD draw has its pair
+    assert [(p["d"], p["amp_seeds"]) for p in gd["points"]] == [(50, list(range(10))), (100, [0, 1, 2])]
+    for point in gd["points"]:
+        gd_data = {paths.dataset_of(paths.GD_RUN.parse(run)) for run in point["runs"]}
+        amp_data = {paths.dataset_of(paths.AMP_RUN.parse(run)) for run in point["amp_runs"]}
+        assert gd_data <= amp_data
+    assert len(plan.trend_runs("referee", "gd_amp")) == 13
+    softmax = next(t for t in plan.amp_trends("referee") if t["name"] == "softmax_T3")
+    assert [len(p["runs"]) for p in softmax["points"]] == [5, 7]
+    with pytest.raises(ValueError, match="kind"):
+        plan.trend_runs("referee", "sgd")
+
+
+def test_the_referee_scale_sizes_the_trends_beyond_the_quick_one(config):
+    plan = Plan(config)
+    assert plan.figures() and plan.all_targets("referee")[-1] == "results/referee/claims.md"
+    quick, referee = plan.amp_trends("quick"), plan.amp_trends("referee")
+    assert all(t["points"] for t in referee)  # every AMP trend is measured: nothing "not measured"
+    assert sum(len(p["runs"]) for t in referee for p in t["points"]) > \
+        sum(len(p["runs"]) for t in quick for p in t["points"])
+    assert plan.tokens_amp_runs("referee") and not plan.tokens_amp_runs("quick")
+    assert plan.trend_runs("referee", "gd_amp")
+    assert "paper1_hardmax_tokens_amp" in plan.claim_topics("referee")
+
+
 def test_min_width_leaves_out_the_rhos_below_the_extensive_rank_regime(config):
     size = config["scales"]["quick"]["amp"]["hardmax"]
     rhos = {c["rho"] for c in Plan(config).figure1_amp_curves("quick")}

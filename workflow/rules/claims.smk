@@ -48,6 +48,7 @@ rule claims_paper1_gd:
     input:
         summaries=lambda wildcards: column(PLAN.figure2_gd_curves(wildcards.scale), "path"),
         trend_runs=lambda wildcards: PLAN.trend_runs(wildcards.scale, "gd"),
+        trend_amp_runs=lambda wildcards: PLAN.trend_runs(wildcards.scale, "gd_amp"),
         code=script_code("claims_paper1_gd.py"),
     output:
         **paths.CLAIM_FRAGMENT.outputs(topic="paper1_gd"),

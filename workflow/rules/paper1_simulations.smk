@@ -15,9 +15,9 @@ def dataset_of(wildcards):
     return paths.dataset_of(dict(wildcards.items()))
 
 
-# One dataset rule per scale: whether datasets are temporary is a property of
-# the scale in the path.
-for _scale in paths.SCALES:
+# One dataset rule per configured scale: whether datasets are temporary is a
+# property of the scale in the path.
+for _scale in configured_scales(config):
 
     rule:
         name:

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aimrepro.config import ConfigError
+from aimrepro.config import ConfigError, configured_scales
 
-from .paths import SCALES
 from .plans import PAPER2_FAMILIES
 
 __all__ = ["check_config"]
@@ -21,11 +20,19 @@ __all__ = ["check_config"]
 
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
-    for check in (_amp_plan, _paper2_families, _stop_overlaps, _figure_s6, _untied_strong_recovery,
+    for check in (_scale, _amp_plan, _paper2_families, _stop_overlaps, _figure_s6, _untied_strong_recovery,
                   _hardmax_tokens, _trends):
         problem = check(config)
         if problem:
             raise ConfigError(f"invalid config: {problem}")
+
+
+def _scale(config) -> str | None:
+    """The scale to run has a preset."""
+    if config["scale"] not in config["scales"]:
+        return (f"scale = {config['scale']!r}; allowed: a preset the config defines under scales "
+                f"({', '.join(repr(s) for s in configured_scales(config))})")
+    return None
 
 
 def _amp_plan(config) -> str | None:
@@ -62,12 +69,12 @@ def _paper2_families(config) -> str | None:
             if name not in sections:
                 return (f"paper2.{name} is missing; allowed: a mapping (the {family} figures need "
                         f"paper2.{', '.join(needed)} together)")
-            for scale in SCALES:
+            for scale in configured_scales(config):
                 if name not in config["scales"][scale].get("paper2", {}):
                     return (f"scales.{scale}.paper2.{name} is missing; allowed: the sizes of "
                             f"paper2.{name} at scale {scale} (see config.yaml)")
         if family == "untied":
-            for scale in SCALES:
+            for scale in configured_scales(config):
                 if "untied_flow" not in config["scales"][scale]["paper2"]:
                     return (f"scales.{scale}.paper2.untied_flow is missing; allowed: a mapping "
                             "(the integrator of the untied population flow)")
@@ -100,7 +107,7 @@ def _untied_strong_recovery(config) -> str | None:
         if not case["window_start"] < case["horizon"]:
             return (f"paper2.untied_strong_recovery.cases[{i}].window_start = "
                     f"{case['window_start']}; allowed: a number < its horizon ({case['horizon']})")
-    for scale in SCALES:
+    for scale in configured_scales(config):
         sizes = config["scales"][scale].get("paper2", {}).get("untied_strong_recovery")
         if sizes and "sgd" in sizes and sizes["sgd"]["seeds"] > sizes["seeds"]:
             return (f"scales.{scale}.paper2.untied_strong_recovery.sgd.seeds = "
@@ -118,7 +125,7 @@ def _hardmax_tokens(config) -> str | None:
     if table["degree"] >= table["nodes"]:
         return (f"paper1.hardmax_tokens.table.degree = {table['degree']}; allowed: an integer < "
                 f"table.nodes = {table['nodes']}")
-    for scale in SCALES:
+    for scale in configured_scales(config):
         if "hardmax_tokens" not in config["scales"][scale]:
             return (f"scales.{scale}.hardmax_tokens is missing; allowed: a mapping {{Ts, n_reference}} "
                     "(the Fisher tables of paper1.hardmax_tokens at this scale)")
@@ -133,9 +140,19 @@ def _trends(config) -> str | None:
     names = [spec["name"] for spec in config["paper1"].get("trends", {}).get("amp", [])]
     if len(set(names)) != len(names):
         return f"paper1.trends.amp names {names}; allowed: distinct names"
-    for scale in SCALES:
-        for name in config["scales"].get(scale, {}).get("trends", {}).get("amp", {}):
+    for scale in configured_scales(config):
+        trends = config["scales"][scale].get("trends", {})
+        for name in trends.get("amp", {}):
             if name not in names:
                 return (f"scales.{scale}.trends.amp.{name}; allowed: a name of paper1.trends.amp "
                         f"{names}")
+        sizes = [(f"scales.{scale}.trends.amp.{name}", size) for name, size in trends.get("amp", {}).items()]
+        sizes += [(f"scales.{scale}.trends.gd", trends["gd"])] if "gd" in trends else []
+        for key, size in sizes:
+            for field in ("seeds", "amp_seeds"):
+                counts = size.get(field)
+                if isinstance(counts, list) and len(counts) != len(size["dims"]):
+                    return (f"{key}.{field} = {counts}; allowed: one count, or one per d "
+                            f"({len(size['dims'])} for dims {size['dims']})")
+    return None
     return None

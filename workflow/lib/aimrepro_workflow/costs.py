@@ -982,7 +982,8 @@ def _planned_results(plan: Plan, scale: str) -> list[tuple[str, paths.ResultPath
             ("amp", paths.AMP_SUMMARY, paths.AMP_RUN, plan.amp_curves(scale)),
             ("gd", paths.GD_SUMMARY, paths.GD_RUN, plan.figure2_gd_curves(scale))):
         runs = [p for curve in curves for per_alpha in curve["runs"] for p in per_alpha]
-        runs += [p for p in plan.trend_runs(scale, rule) if p not in set(runs)]
+        trends = plan.trend_runs(scale, rule) + (plan.trend_runs(scale, "gd_amp") if rule == "amp" else [])
+        runs += [p for p in trends if p not in set(runs)]
         add(f"{rule}_run", run, runs)
         add(f"{rule}_summary", summary, [curve["path"] for curve in curves])
         add(f"aim_dataset_{scale}", paths.DATASET, [paths.dataset_of(run.parse(p)) for p in runs])

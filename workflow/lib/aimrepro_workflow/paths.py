@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimrepro.config import SCALES
 from aimrepro.model import LINKS
 from aimrepro.numerics.grids import SPACINGS
 from aimrepro.paper1.channels import CHANNELS
@@ -36,8 +37,6 @@ from aimrepro.paper1.thresholds import AXES
 from aimrepro.paper2.sgd import NORMALISATIONS, PARAMETRISATIONS
 
 __all__ = ["ResultPath", "fmt_number", "SCALES"]
-
-SCALES = ("quick", "paper")
 
 #: A non-negative number as :func:`fmt_number` writes it: 0.5, 1, 0.0001, 1e-05.
 NUMBER = r"[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+)?"

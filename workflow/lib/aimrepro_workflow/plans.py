@@ -24,7 +24,7 @@ from aimrepro.paper1.thresholds import n_softmax_measurements
 from . import paths
 from .paths import fmt_number
 
-__all__ = ["Plan", "PAPER2_FAMILIES", "strided_indices"]
+__all__ = ["Plan", "PAPER2_FAMILIES", "seeds_per_dim", "strided_indices"]
 
 #: Paper 2's figure families: the config sections each needs, its figures, its claims topic.
 PAPER2_FAMILIES = {
@@ -43,6 +43,16 @@ DEFAULT_PREFACTOR = 0.5
 def strided_indices(first: int, last: int, stride: int) -> list[int]:
     """Every stride-th index from last down to first, in increasing order (last is always run)."""
     return sorted(range(int(last), int(first) - 1, -int(stride)))
+
+
+def seeds_per_dim(size: Mapping | None, key: str = "seeds") -> list[tuple[int, int]]:
+    """(d, number of seeds) per size of a trend: ``size[key]`` is one count for every d or one per d."""
+    if not size:
+        return []
+    dims = [int(d) for d in size["dims"]]
+    counts = size[key]
+    counts = [int(counts)] * len(dims) if isinstance(counts, int) else [int(c) for c in counts]
+    return list(zip(dims, counts))
 
 
 def _rounded(value: float) -> float:
@@ -353,8 +363,8 @@ class Plan:
             token = paths.dataset_link(spec["channel"], beta)
             alpha = _rounded(spec["alpha"])
             points = []
-            for d in (size["dims"] if size else []):
-                seeds = list(range(int(size["seeds"])))
+            for d, n_seeds in seeds_per_dim(size):
+                seeds = list(range(n_seeds))
                 points.append({"d": int(d), "seeds": seeds, "runs": [
                     paths.AMP_RUN.format(scale, channel=token, T=spec["T"], rho=spec["rho"], d=d,
                                          alpha=alpha, seed=s) for s in seeds]})
@@ -374,20 +384,36 @@ class Plan:
         size = self.trend_sizes(scale).get("gd")
         beta = float(right["gd"]["beta"])
         alpha = _rounded(spec["alphaT"] / n_softmax_measurements(spec["T"]))
+        link = paths.dataset_link("softmax", beta)
         points = []
-        for d in (size["dims"] if size else []):
-            seeds = list(range(int(size["seeds"])))
+        for i, (d, n_seeds) in enumerate(seeds_per_dim(size)):
+            seeds = list(range(n_seeds))
+            amp_seeds = list(range(max(seeds_per_dim(size, "amp_seeds")[i][1], n_seeds))
+                             if size.get("amp_seeds") else [])
             points.append({"d": int(d), "inits": int(size["inits"]), "seeds": seeds, "runs": [
-                paths.GD_RUN.format(scale, link=paths.dataset_link("softmax", beta), T=spec["T"],
-                                    rho=right["rho"], d=d, inits=size["inits"], alpha=alpha, seed=s)
-                for s in seeds]})
+                paths.GD_RUN.format(scale, link=link, T=spec["T"], rho=right["rho"], d=d,
+                                    inits=size["inits"], alpha=alpha, seed=s) for s in seeds],
+                "amp_seeds": amp_seeds, "amp_runs": [
+                paths.AMP_RUN.format(scale, channel=link, T=spec["T"], rho=right["rho"], d=d,
+                                     alpha=alpha, seed=s) for s in amp_seeds]})
         return {"T": int(spec["T"]), "rho": _rounded(right["rho"]), "beta": beta, "alpha": alpha,
                 "alphaT": alpha * n_softmax_measurements(spec["T"]), "points": points}
 
     def trend_runs(self, scale: str, kind: str) -> list[str]:
-        """Every run path of the AMP (``kind="amp"``) or GD (``"gd"``) trends at this scale."""
-        trends = self.amp_trends(scale) if kind == "amp" else [t for t in [self.gd_trend(scale)] if t]
-        return [run for trend in trends for point in trend["points"] for run in point["runs"]]
+        """Every run path of one kind of trend at this scale.
+
+        ``kind``: ``"amp"`` (the AMP trends), ``"gd"`` (the GD trend's GD runs)
+        or ``"gd_amp"`` (the GD trend's control-variate AMP runs on the same
+        datasets, when the scale configures ``amp_seeds``).
+        """
+        if kind == "amp":
+            return [run for trend in self.amp_trends(scale) for point in trend["points"]
+                    for run in point["runs"]]
+        if kind not in ("gd", "gd_amp"):
+            raise ValueError(f"kind must be 'amp', 'gd' or 'gd_amp', got {kind!r}")
+        trend = self.gd_trend(scale)
+        key = "runs" if kind == "gd" else "amp_runs"
+        return [run for point in (trend["points"] if trend else []) for run in point[key]]
 
     # --- paper 1: gradient descent ---------------------------------------------
 
