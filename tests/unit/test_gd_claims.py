@@ -150,3 +150,80 @@ def test_a_gd_trend_without_sizes_says_so():
 def test_an_imprecise_gd_trend_is_not_decisive():
     row = gd_trend_row(gd_runs(lambda d: 0.05, spread=0.2))
     assert row.verdict == "informational" and "not decisive" in row.note
+
+
+# --- GAMP-RIE on the same datasets as control variate (module notes) ----------------------
+
+
+def test_the_control_variate_estimate_is_unbiased_and_its_error_is_its_spread():
+    """Correlated (G, A) draws: Ĝ averages to E[G] and its s.e. is Ĝ's spread over experiments."""
+    rng = np.random.default_rng(3)
+    c, n, m, true_mean = 1.03, 8, 40, 0.02
+    estimates, errors, plain = [], [], []
+    for _ in range(3000):
+        amp = 0.05 * rng.standard_normal(m) + 0.01                            # E[A] = 0.01
+        gd = true_mean + c * (amp[:n] - 0.01) + 0.01 * rng.standard_normal(n)  # E[G] = 0.02
+        estimate, error, count = gd_claims.control_variate_mean(gd, amp[:n], amp, c)
+        estimates.append(estimate), errors.append(error), plain.append(np.std(gd, ddof=1) / math.sqrt(n))
+        assert count == n
+    assert np.mean(estimates) == pytest.approx(true_mean, abs=3 * np.std(estimates) / math.sqrt(3000))
+    assert np.std(estimates) == pytest.approx(np.mean(errors), rel=0.1)
+    # Var = Var(D)/n + c² Var(A)/m (D and A independent here): the draws' spread is left only in
+    # the mean of the m AMP draws
+    assert np.mean(errors) == pytest.approx(math.sqrt(0.01 ** 2 / n + c * c * 0.05 ** 2 / m), rel=0.1)
+    assert np.mean(errors) < np.mean(plain) / 1.8
+
+
+def test_the_control_variate_refuses_mismatched_draws():
+    with pytest.raises(ValueError, match="one AMP excess per GD draw"):
+        gd_claims.control_variate_mean([0.1, 0.2], [0.1], [0.1, 0.2], 1.1)
+    with pytest.raises(ValueError, match="at least as many AMP draws"):
+        gd_claims.control_variate_mean([0.1, 0.2], [0.1, 0.2], [0.1], 1.1)
+    assert math.isnan(gd_claims.control_variate_mean([0.1], [0.1], [0.1, 0.2], 1.1)[1])
+
+
+def paired_runs(excess_of_d, dims=(50, 75, 100), K=32, n=12, m=96, spread=0.06, seed=1):
+    """GD draws and AMP draws of one experiment: the first n AMP draws share the GD draws' data.
+
+    The draw's difficulty moves both errors (AMP by a, GD by (1 + 1/K) a); GD adds a small
+    noise of its own.  Returns (GD summaries, AMP summaries) per d.
+    """
+    rng = np.random.default_rng(seed)
+    se_value = solve_se(make_channel("softmax", T=4, beta=1.0), 0.0085, 0.5).mmse
+    c = 1 + 1 / K
+    gd, amp = [], []
+    for d in dims:
+        a = spread * rng.standard_normal(m)
+        own = 0.005 * rng.standard_normal(n)
+        gd.append([{"averaged_error": c * se_value + excess_of_d(d) + c * a[i] + own[i],
+                    "single_errors": np.full(K, 2 * se_value), "n_diverged": 0} for i in range(n)])
+        amp.append([{"error": se_value + x, "status": "converged"} for x in a])
+    return gd, amp
+
+
+def trend_with_amp(dims=(50, 75, 100), m=96):
+    trend = gd_trend(dims)
+    for point in trend["points"]:
+        point["amp_runs"] = [f"amp_{i}" for i in range(m)]
+    return trend
+
+
+def test_the_gd_trend_with_amp_on_the_same_data_is_decided_where_gd_alone_is_not():
+    runs, amp = paired_runs(lambda d: 2.0 / d)
+    alone = gd_trend_row(runs)
+    assert alone.verdict == "informational" and "not decisive" in alone.note
+    rows = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp))
+    row = rows["p1-gd-trend-averaged"]
+    assert "control variate" in row.note and "GD - (1 + 1/K) AMP" in row.note
+    assert row.passed and abs(row.measured) < 0.02
+
+
+def test_unusable_amp_runs_leave_their_draws_out_of_the_pairs():
+    runs, amp = paired_runs(lambda d: 2.0 / d)
+    for point in amp:
+        point[0]["status"] = "max_iter"
+    rows = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp))
+    note = rows["p1-gd-trend-averaged"].note
+    assert "(11 pairs)" in note and "(95 draws)" in note

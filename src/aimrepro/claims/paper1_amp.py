@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from aimrepro.claims.table import ERRATUM, FAIL, INFORMATIONAL, PASS, ClaimRow, claim_row
-from aimrepro.claims.trends import NOT_DECISIVE, fit_finite_size, mean_and_sem
+from aimrepro.claims.trends import NOT_DECISIVE, fit_trend, mean_and_sem
 from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1.amp import USABLE_STATUSES
@@ -249,7 +249,7 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str 
         _row, id=f"{prefix}-{trend['name']}", section=section,
         claim=f"{words} as d grows ({where}, SE {se_value:.4f})", expected=0.0,
         tolerance=(f"|e_inf| <= max({TREND_RELATIVE:g} SE, {TREND_FLOOR:g}) = {tolerance:.3g} (+ 2 s.e.), "
-                   f"1/d form consistent, s.e.(e_inf) <= tolerance/2"))
+                   f"finite-size form consistent, s.e.(e_inf) <= tolerance/2"))
     if not trend["points"]:
         return row(measured="not measured at this scale", verdict=INFORMATIONAL,
                    note=(f"no sizes for trend {trend['name']} in scales.<scale>.trends.amp at this scale "
@@ -267,7 +267,7 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str 
     if len(d) < 2:
         return row(measured="too few usable sizes", verdict=FAIL,
                    note="fewer than two sizes with >= 2 usable runs: " + "; ".join(status_text))
-    fit = fit_finite_size(d, means, sems, counts)
+    fit = fit_trend(d, means, sems, counts)
     if not fit.decisive(tolerance):
         verdict, judged = INFORMATIONAL, NOT_DECISIVE
     elif fit.consistent and fit.within(tolerance):

@@ -16,7 +16,7 @@ import numpy as np
 
 from aimrepro.claims.paper1_hardmax_tokens import _SECTION, _row
 from aimrepro.claims.table import ClaimRow, format_number
-from aimrepro.claims.trends import fit_finite_size, judge_trend, mean_and_sem
+from aimrepro.claims.trends import fit_trend, judge_trend, mean_and_sem
 from aimrepro.paper1 import hardmax_tokens as ht
 from aimrepro.paper1.amp import USABLE_STATUSES
 
@@ -26,9 +26,9 @@ def amp_trend_row(runs: Sequence[Mapping], se_point: ht.HardmaxSEPoint) -> Claim
 
     ``runs``: dicts with ``d``, ``status`` and ``error`` (final estimation error);
     only usable runs (converged or stationary) count.  The excess error − SE
-    per d (mean ± error of the mean) is fitted by e∞ + b/d
-    (:func:`aimrepro.claims.trends.fit_finite_size`); the claim holds when the
-    1/d form fits and e∞ is within the SE's own standard error (plus 2 s.e. of e∞).
+    per d (mean ± error of the mean) is fitted by e∞ + b/d (+ c/d² if 1/d is rejected)
+    (:func:`aimrepro.claims.trends.fit_trend`); the claim holds when the
+    form fits and e∞ is within the SE's own standard error (plus 2 s.e. of e∞).
     """
     dims = sorted({int(run["d"]) for run in runs})
     means, sems, counts, unusable = [], [], [], 0
@@ -44,12 +44,12 @@ def amp_trend_row(runs: Sequence[Mapping], se_point: ht.HardmaxSEPoint) -> Claim
         return _row(id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=_SECTION, claim=claim, expected=0.0,
                     measured="n/a", tolerance="trend", passed=False,
                     note=f"fewer than two d with two usable runs ({unusable} runs not usable)")
-    trend = fit_finite_size([dims[i] for i in usable], [means[i] for i in usable], [sems[i] for i in usable],
+    trend = fit_trend([dims[i] for i in usable], [means[i] for i in usable], [sems[i] for i in usable],
                             [counts[i] for i in usable])
     tolerance = 2.0 * se_point.mmse_stderr
     return _row(
         id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=_SECTION, claim=claim, expected=0.0,
-        measured=trend.limit, tolerance=f"|e_inf| <= {format_number(tolerance)} + 2 se(e_inf), 1/d fit p >= 0.01",
+        measured=trend.limit, tolerance=f"|e_inf| <= {format_number(tolerance)} + 2 se(e_inf), finite-size fit p >= 0.01",
         **judge_trend(
             trend, tolerance, trend.consistent and trend.within(tolerance),
             f"excess AMP error - SE ({se_point.mmse:.4g} ± {se_point.mmse_stderr:.2g}, tolerance 2 s.e. "

@@ -22,8 +22,8 @@ import numpy as np
 from scipy import stats
 
 from aimrepro.claims.table import INFORMATIONAL, OVERSTATED, ClaimRow, claim_row, format_number
-from aimrepro.claims.trends import (FiniteSizeTrend, fit_finite_size, judge_extrapolation,
-                                    judge_trend, line_at_zero, mean_and_sem)
+from aimrepro.claims.trends import (FiniteSizeTrend, fit_trend, judge_extrapolation, judge_trend,
+                                    line_at_zero, mean_and_sem)
 from aimrepro.paper2.analysis import overlap_change, recovery_summary
 from aimrepro.paper2.initial_velocity import cross_gradient_sign_table
 from aimrepro.paper2.losses import MSELoss, make_link
@@ -119,10 +119,10 @@ def _relative_excess(tables: Mapping[int, Mapping[str, np.ndarray]], column: str
 
 
 def _trend(values: Mapping[int, np.ndarray]) -> FiniteSizeTrend:
-    """Fit e∞ + b/d to the per-d means of ``values`` with their errors of the mean."""
+    """The trend fit (e∞ + b/d, or + c/d², :func:`aimrepro.claims.trends.fit_trend`) of the per-d means of ``values``."""
     dims = sorted(values)
     stats = [mean_and_sem(values[d]) for d in dims]
-    return fit_finite_size(dims, [m for m, _, _ in stats], [s for _, s, _ in stats],
+    return fit_trend(dims, [m for m, _, _ in stats], [s for _, s, _ in stats],
                            [n for _, _, n in stats])
 
 
@@ -175,7 +175,7 @@ def eq17_rows(velocity: Mapping[tuple[str, int], Mapping[str, np.ndarray]], *,
             claim=f"tied, {link}: SGD's expected initial drift of p12 at finite d approaches "
                   "eq. 17 as d → ∞ (its excess falls like 1/d)",
             expected=0.0, measured=drift.limit,
-            tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e. of the fit e∞ + b/d",
+            tolerance=f"|e∞| ≤ {tolerance:g} + 2 s.e. of the fit {drift.form}",
             **judge_trend(
                 drift, tolerance, drift.within(tolerance),
                 f"exact finite-d expected SGD step at W(0) (aimrepro.paper2.finite_d_drift: all "
@@ -593,7 +593,7 @@ def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
     the Gaussian-equivalent matrix flow; direct: the closed ODE), paired in
     order.  Per replicate the gap T_wr(SGD) − T_wr(flow) (a run or flow that
     does not cross counts at its horizon); per d its mean and error of the
-    mean; the fit e∞ + b/d (:func:`aimrepro.claims.trends.fit_finite_size`).
+    mean; the fit e∞ + b/d, + c/d² where 1/d alone is rejected (:func:`aimrepro.claims.trends.fit_trend`).
     The theorems make SGD's order parameters converge to the flow's as d → ∞,
     so the row passes when the 1/d form is consistent with the errors of the
     mean and e∞ is within ``tolerance`` times the flow's mean T_wr at the
@@ -625,7 +625,7 @@ def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
             claim=f"{param}, {link}: SGD crosses the weak-recovery threshold when its reference "
                   f"flow ({flow}, same initial state) does, in the limit d → ∞",
             expected=0.0, measured=trend.limit,
-            tolerance=f"1/d form consistent (p ≥ 0.01); |e∞| ≤ {tolerance:g} T_wr(flow, "
+            tolerance=f"finite-size form consistent (p ≥ 0.01); |e∞| ≤ {tolerance:g} T_wr(flow, "
                       f"d = {max(gaps)}) = {scale:.3g} + 2 s.e.",
             **judge_trend(
                 trend, scale, trend.consistent and trend.within(scale),

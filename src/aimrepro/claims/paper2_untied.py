@@ -24,8 +24,8 @@ import numpy as np
 
 from aimrepro.claims.table import OVERSTATED, ClaimRow, claim_row
 from aimrepro.claims.table import format_number
-from aimrepro.claims.trends import (fit_finite_size, judge_extrapolation, judge_trend, line_at_zero,
-                                    mean_and_sem)
+from aimrepro.claims.trends import (fit_finite_size, fit_trend, judge_extrapolation, judge_trend,
+                                    line_at_zero, mean_and_sem)
 from aimrepro.paper2.analysis import (escape_time, instability_time, mean_at, plateau_level,
                                       student_mean)
 from aimrepro.paper2.losses import MSELoss, make_link
@@ -522,8 +522,8 @@ def eq42_rows(velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]
         rel = {d: (np.asarray(t["slaved"], float) - eq42[d]) / eq42[d] for d, t in tables.items()}
         dims = sorted(rel)
         stats = [mean_and_sem(rel[d]) for d in dims]
-        trend = fit_finite_size(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
-                                [n for _, _, n in stats])
+        trend = fit_trend(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
+                          [n for _, _, n in stats])
         stats_abs = [mean_and_sem(np.abs(rel[d])) for d in dims]
         spread = fit_finite_size(dims, [m for m, _, _ in stats_abs],
                                  [e for _, e, _ in stats_abs], [n for _, _, n in stats_abs])
@@ -563,8 +563,8 @@ def plateau_rows(runs: Mapping[int, Sequence[Trajectory]], *, link: str, start: 
     stats = [mean_and_sem(levels[d]) for d in dims]
     if any(not (math.isfinite(e) and e > 0) for _, e, _ in stats):
         return []
-    trend = fit_finite_size(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
-                            [n for _, _, n in stats])
+    trend = fit_trend(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
+                      [n for _, _, n in stats])
     escaped = sum(math.isfinite(escape_time(run, threshold)) for d in dims for run in runs[d])
     return [_row(
         id=f"p2-untied-fig3-plateau-{link}", section="§6 Fig. 3, [P Cor. 4(ii)]",
