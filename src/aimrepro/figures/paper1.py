@@ -42,6 +42,7 @@ __all__ = [
     "gd_key_handles",
     "gd_marker_series",
     "se_curve_from_table",
+    "published_gout_note",
     "unconverged_runs",
 ]
 
@@ -182,6 +183,12 @@ def gd_key_handles(Ts: Sequence[int]) -> tuple[list, list[str]]:
     return handles, labels
 
 
+def published_gout_note(n_diverged: int, n_runs: int) -> str:
+    """Figure 1's grey note on AMP with the published hardmax g_out, whose runs diverge (erratum B1)."""
+    return (f"{n_diverged} of {n_runs} AMP runs with the published g_out diverged, as erratum B1 "
+            "predicts (docs/paper1.md §9): no marker")
+
+
 def unconverged_runs(table: Mapping[str, np.ndarray]) -> int:
     """Runs of a summary table that are not usable: neither converged nor stationary (cap or divergence)."""
     stationary = np.asarray(table["n_stationary"]) if "n_stationary" in table else 0
@@ -251,7 +258,7 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
                  thresholds: Mapping[str, float] | None = None,
                  *, left_markers: Sequence[MarkerSeries] = (),
                  marker_legend: Mapping[str, str] | None = None,
-                 n_unconverged_runs: int = 0) -> tuple[Figure, int]:
+                 n_unconverged_runs: int = 0, explained_runs: Sequence[str] = ()) -> tuple[Figure, int]:
     """Paper 1, Figure 1: hardmax T = 2.
 
     Parameters
@@ -269,7 +276,11 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
     marker_legend : mapping of legend label to marker symbol, optional
         One grey legend entry per kind of marker (e.g. AMP per channel).
     n_unconverged_runs : int
-        Simulation runs that did not converge, written on the figure.
+        Simulation runs that did not converge, written on the figure (in red).
+    explained_runs : sequence of str
+        Notes on runs that ended as the theory predicts (e.g. the published
+        g_out's divergence, erratum B1), written in grey
+        (:func:`aimrepro.figures.style.annotate_unconverged`).
 
     Returns
     -------
@@ -312,7 +323,8 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
         ax_right.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5),
                         frameon=False, fontsize=6.5, handlelength=2.2)
         annotate_unconverged(fig, n_unconverged, n_unconverged_runs, extra=(
-            [f"{n_off_scale} AMP point(s) outside the left panel: triangles at its edge"] if n_off_scale else []))
+            [f"{n_off_scale} AMP point(s) outside the left panel: triangles at its edge"] if n_off_scale else []),
+            explained=explained_runs)
     return fig, n_unconverged
 
 
