@@ -9,6 +9,7 @@ import pytest
 
 from aimrepro.claims import paper1_gd as gd_claims
 from aimrepro.claims.paper1_gd import infinite_average, paper1_gd_claims
+from aimrepro.numerics.stats import control_variate_mean
 from aimrepro.paper1.state_evolution import solve_se
 from aimrepro.paper1.channels import make_channel
 
@@ -163,7 +164,7 @@ def test_the_control_variate_estimate_is_unbiased_and_its_error_is_its_spread():
     for _ in range(3000):
         amp = 0.05 * rng.standard_normal(m) + 0.01                            # E[A] = 0.01
         gd = true_mean + c * (amp[:n] - 0.01) + 0.01 * rng.standard_normal(n)  # E[G] = 0.02
-        estimate, error, count = gd_claims.control_variate_mean(gd, amp[:n], amp, c)
+        estimate, error, count = control_variate_mean(gd, amp[:n], amp, c)
         estimates.append(estimate), errors.append(error), plain.append(np.std(gd, ddof=1) / math.sqrt(n))
         assert count == n
     assert np.mean(estimates) == pytest.approx(true_mean, abs=3 * np.std(estimates) / math.sqrt(3000))
@@ -175,11 +176,11 @@ def test_the_control_variate_estimate_is_unbiased_and_its_error_is_its_spread():
 
 
 def test_the_control_variate_refuses_mismatched_draws():
-    with pytest.raises(ValueError, match="one AMP excess per GD draw"):
-        gd_claims.control_variate_mean([0.1, 0.2], [0.1], [0.1, 0.2], 1.1)
-    with pytest.raises(ValueError, match="at least as many AMP draws"):
-        gd_claims.control_variate_mean([0.1, 0.2], [0.1, 0.2], [0.1], 1.1)
-    assert math.isnan(gd_claims.control_variate_mean([0.1], [0.1], [0.1, 0.2], 1.1)[1])
+    with pytest.raises(ValueError, match="one control value per paired draw"):
+        control_variate_mean([0.1, 0.2], [0.1], [0.1, 0.2], 1.1)
+    with pytest.raises(ValueError, match="at least as many control draws"):
+        control_variate_mean([0.1, 0.2], [0.1, 0.2], [0.1], 1.1)
+    assert math.isnan(control_variate_mean([0.1], [0.1], [0.1, 0.2], 1.1)[1])
 
 
 def paired_runs(excess_of_d, dims=(50, 75, 100), K=32, n=12, m=96, spread=0.06, seed=1):

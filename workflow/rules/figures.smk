@@ -32,6 +32,8 @@ rule paper1_fig2:
         curves=lambda wildcards: column(PLAN.figure2_curves(wildcards.scale), "path"),
         amp=lambda wildcards: column(PLAN.figure2_amp_curves(wildcards.scale), "path"),
         gd=lambda wildcards: column(PLAN.figure2_gd_curves(wildcards.scale), "path"),
+        gd_trend=lambda wildcards: PLAN.trend_runs(wildcards.scale, "gd"),
+        gd_trend_amp=lambda wildcards: PLAN.trend_runs(wildcards.scale, "gd_amp"),
         code=script_code("paper1_fig2.py"),
     output:
         **figure_outputs("paper1_fig2", "Paper 1", "Figure 2"),
@@ -39,6 +41,7 @@ rule paper1_fig2:
         curves=lambda wildcards: PLAN.figure2_curves(wildcards.scale),
         amp_curves=lambda wildcards: Plan.without_runs(PLAN.figure2_amp_curves(wildcards.scale)),
         gd_curves=lambda wildcards: Plan.without_runs(PLAN.figure2_gd_curves(wildcards.scale)),
+        gd_trend=lambda wildcards: PLAN.gd_trend(wildcards.scale),
     log:
         figure_log("paper1_fig2"),
     threads: 1

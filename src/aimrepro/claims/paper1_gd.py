@@ -55,7 +55,8 @@ so the claim is unchanged; only the variance falls, to
 
     Var Ĝ = Var(D)/n + c² Var(A)/m + 2c Cov(D, A)/m,    D = G − c A,
 
-estimated from the samples.  AMP costs a second where GD costs a minute, so
+estimated from the samples (:func:`aimrepro.numerics.stats.control_variate_mean`,
+:func:`aimrepro.paper1.gd.averaged_trend_point`, shared with Figure 2).  AMP costs a second where GD costs a minute, so
 m can be several times n.  The row also reports the paired difference GD −
 (1 + 1/K) AMP per d: where GD stays above AMP on the same data, averaging
 has not reached the Bayes-optimal estimator there.
@@ -70,10 +71,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, OVERSTATED, PASS, ClaimRow, claim_row
-from aimrepro.claims.trends import fit_trend, mean_and_sem
+from aimrepro.claims.trends import fit_trend
+from aimrepro.numerics.stats import mean_and_sem
 from aimrepro.paper1 import state_evolution as se
-from aimrepro.paper1.amp import USABLE_STATUSES
 from aimrepro.paper1.channels import make_channel
+from aimrepro.paper1.gd import averaged_trend_point
 from aimrepro.paper1.thresholds import alpha_perfect_recovery, n_softmax_measurements
 
 #: Points with ᾱ_T below this are left out of the averaged and single rows (see the module notes).
@@ -222,34 +224,6 @@ def _onset_row(curves, tables):
                          if ratios else "")))
 
 
-def control_variate_mean(paired_gd: Sequence[float], paired_amp: Sequence[float], amp: Sequence[float],
-                         c: float) -> tuple[float, float, int]:
-    """E[G] from n paired draws (G_i, A_i) and m AMP draws A_j (module notes): mean, s.e., n.
-
-    ``amp`` holds every AMP draw, the paired ones included.  The s.e. is NaN
-    with fewer than two pairs or when the sampled variance is not positive.
-    """
-    g, a_paired, a_all = (np.asarray(v, dtype=float) for v in (paired_gd, paired_amp, amp))
-    n, m = g.size, a_all.size
-    if n != a_paired.size or m < n:
-        raise ValueError(f"need one AMP excess per GD draw and at least as many AMP draws: {n}, "
-                         f"{a_paired.size}, {m}")
-    if n == 0:
-        return math.nan, math.nan, 0
-    difference = g - c * a_paired
-    estimate = float(difference.mean() + c * a_all.mean())
-    if n < 2:
-        return estimate, math.nan, n
-    covariance = float(np.cov(difference, a_paired, ddof=1)[0, 1])
-    variance = (difference.var(ddof=1) / n + c * c * a_all.var(ddof=1) / m + 2.0 * c * covariance / m)
-    return estimate, (math.sqrt(variance) if variance > 0 else math.nan), n
-
-
-def _amp_excess(run: Mapping, se_value: float) -> float:
-    """AMP's error minus the SE on one dataset, NaN for a run that is not usable (USABLE_STATUSES)."""
-    return float(run["error"]) - se_value if run["status"] in USABLE_STATUSES else math.nan
-
-
 def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]],
                amp_runs: Sequence[Sequence[Mapping]] | None = None) -> ClaimRow:
     """The mean of K students against the SE over several d (module notes, "trend row").
@@ -268,30 +242,21 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]],
                     measured="not measured at this scale", tolerance="trend", verdict=INFORMATIONAL,
                     note="no sizes in scales.<scale>.trends.gd at this scale")
     K = trend["points"][0]["inits"]
-    c = 1.0 + 1.0 / K
-    target = c * se_value
+    target = (1.0 + 1.0 / K) * se_value
     tolerance = TREND_FLOOR
     amp_runs = amp_runs if amp_runs is not None else [[] for _ in trend["points"]]
     d, means, sems, counts, limits, singles, paired_text, gains = [], [], [], [], [], [], [], []
     for point, point_runs, point_amp in zip(trend["points"], runs, amp_runs):
-        clean_seeds = [i for i, r in enumerate(point_runs) if r["n_diverged"] == 0]
-        clean = [point_runs[i] for i in clean_seeds]
-        gd_excess = [point_runs[i]["averaged_error"] - target for i in clean_seeds]
-        if point_amp:
-            amp_excess = [_amp_excess(r, se_value) for r in point_amp]
-            pairs = [(g, amp_excess[i]) for i, g in zip(clean_seeds, gd_excess)
-                     if i < len(amp_excess) and math.isfinite(amp_excess[i])]
-            usable_amp = [a for a in amp_excess if math.isfinite(a)]
-            mean, sem, n = control_variate_mean([g for g, _ in pairs], [a for _, a in pairs], usable_amp, c)
-            diff_mean, diff_sem, _ = mean_and_sem([g - c * a for g, a in pairs])
-            amp_mean, amp_sem, m = mean_and_sem(usable_amp)
-            paired_text.append(f"d = {point['d']}: GD - (1 + 1/K) AMP {diff_mean:+.4f} ± {diff_sem:.2g} "
-                               f"({n} pairs), AMP - SE {amp_mean:+.4f} ± {amp_sem:.2g} ({m} draws)")
-            gains.append(f"d = {point['d']}: {mean_and_sem(gd_excess)[1]:.2g} / {sem:.2g}")
-        else:
-            mean, sem, n = mean_and_sem(gd_excess)
-        if n >= 2 and sem > 0:
-            d.append(point["d"]); means.append(mean); sems.append(sem); counts.append(n)
+        estimate = averaged_trend_point(point["d"], point_runs, point_amp, se_value, K)
+        if estimate.n_amp:
+            paired_text.append(f"d = {point['d']}: GD - (1 + 1/K) AMP {estimate.paired_mean:+.4f} ± "
+                               f"{estimate.paired_sem:.2g} ({estimate.n} pairs), AMP - SE "
+                               f"{estimate.amp_mean:+.4f} ± {estimate.amp_sem:.2g} ({estimate.n_amp} draws)")
+            gains.append(f"d = {point['d']}: {estimate.plain_sem:.2g} / {estimate.sem:.2g}")
+        if estimate.n >= 2 and estimate.sem > 0:
+            d.append(point["d"]); means.append(estimate.estimate); sems.append(estimate.sem)
+            counts.append(estimate.n)
+        clean = [r for r in point_runs if r["n_diverged"] == 0]
         a_inf = [infinite_average(float(np.mean(r["single_errors"])), r["averaged_error"], K) - se_value
                  for r in clean]
         limits.append((point["d"], *mean_and_sem(a_inf)[:2]))

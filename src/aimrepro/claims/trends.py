@@ -38,22 +38,13 @@ import numpy as np
 from scipy import stats
 
 from aimrepro.claims.table import INFORMATIONAL
+from aimrepro.numerics.stats import mean_and_sem
 
 __all__ = ["FiniteSizeTrend", "fit_finite_size", "fit_trend", "judge_extrapolation", "judge_trend",
            "line_at_zero", "mean_and_sem", "NOT_DECISIVE"]
 
 #: The χ² p-value below which the 1/d form is rejected.
 MIN_P_VALUE = 0.01
-
-
-def mean_and_sem(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, error of the mean (std/√n, ddof 1; NaN for one value) and count of the finite values."""
-    array = np.asarray(values, dtype=float)
-    array = array[np.isfinite(array)]
-    if array.size == 0:
-        return math.nan, math.nan, 0
-    sem = float(array.std(ddof=1) / math.sqrt(array.size)) if array.size > 1 else math.nan
-    return float(array.mean()), sem, int(array.size)
 
 
 def line_at_zero(x: np.ndarray, y: np.ndarray, sem: np.ndarray) -> tuple[float, float, float]:

@@ -87,6 +87,8 @@ from aimrepro.model import apply_link, indices, indices_from_factor
 
 __all__ = [
     "ADAM_DEFAULTS",
+    "AveragedTrendPoint",
+    "averaged_trend_point",
     "DIVERGENCE_TRACE_FACTOR",
     "averaged_error",
     "averaged_matrix",
@@ -803,3 +805,59 @@ def summary_table(T: int, rho: float, alphas, runs, *, beta: float = 1.0) -> dic
         table[name] = np.asarray(values, dtype=np.int64 if name.startswith("n_") else float)
     table["se_mmse"] = se
     return table
+
+
+# ---------------------------------------------------------------------------
+# the trend point of the claims and of Figure 2: the mean of K against the SE at one d
+
+
+@dataclass(frozen=True)
+class AveragedTrendPoint:
+    """The excess of the mean of K students over (1 + 1/K) SE at one d (``docs/paper1.md`` §8.6).
+
+    ``estimate`` ± ``sem`` over ``n`` GD draws; with GAMP-RIE on the same
+    datasets (``n_amp`` > 0 draws) it is the control-variate mean of
+    :func:`aimrepro.numerics.stats.control_variate_mean` (expectation
+    unchanged), and ``paired_*`` (GD − (1 + 1/K) AMP on the same draws) and
+    ``amp_*`` (AMP − SE) say what it is made of.  ``plain_sem`` is the error of
+    the mean of GD alone, for comparison.
+    """
+
+    d: int
+    estimate: float
+    sem: float
+    n: int
+    n_amp: int
+    plain_sem: float
+    paired_mean: float = math.nan
+    paired_sem: float = math.nan
+    amp_mean: float = math.nan
+    amp_sem: float = math.nan
+
+
+def averaged_trend_point(d: int, gd_runs: Sequence[dict], amp_runs: Sequence[dict], se_value: float,
+                         K: int) -> AveragedTrendPoint:
+    """The trend point of one d from its GD run summaries and (optionally) AMP run summaries.
+
+    ``gd_runs[i]`` and ``amp_runs[i]`` share draw i's dataset for i < len(gd_runs)
+    (``amp_runs`` may hold more draws, or none).  A GD draw in which a
+    student diverged is left out; an AMP run that is not usable
+    (:data:`aimrepro.paper1.amp.USABLE_STATUSES`) leaves its draw out of
+    the pairs and of the AMP mean.
+    """
+    from aimrepro.numerics.stats import control_variate_mean, mean_and_sem
+    from aimrepro.paper1.amp import USABLE_STATUSES
+
+    c = 1.0 + 1.0 / K
+    clean = [i for i, run in enumerate(gd_runs) if run["n_diverged"] == 0]
+    excess = {i: float(gd_runs[i]["averaged_error"]) - c * se_value for i in clean}
+    plain_mean, plain_sem, n_plain = mean_and_sem(list(excess.values()))
+    if not amp_runs:
+        return AveragedTrendPoint(int(d), plain_mean, plain_sem, n_plain, 0, plain_sem)
+    amp = [float(run["error"]) - se_value if run["status"] in USABLE_STATUSES else math.nan for run in amp_runs]
+    pairs = [(excess[i], amp[i]) for i in clean if i < len(amp) and math.isfinite(amp[i])]
+    usable = [a for a in amp if math.isfinite(a)]
+    estimate, sem, n = control_variate_mean([g for g, _ in pairs], [a for _, a in pairs], usable, c)
+    paired_mean, paired_sem, _ = mean_and_sem([g - c * a for g, a in pairs])
+    amp_mean, amp_sem, m = mean_and_sem(usable)
+    return AveragedTrendPoint(int(d), estimate, sem, n, m, plain_sem, paired_mean, paired_sem, amp_mean, amp_sem)
