@@ -492,3 +492,13 @@ def test_strong_recovery_sgd_runs_share_the_flows_replicates_at_two_step_sizes(c
     reduced = copy.deepcopy(config)
     del reduced["scales"]["quick"]["paper2"]["strong_recovery"]["sgd"]
     assert Plan(reduced).strong_recovery_sgd_runs("quick") == []
+
+
+def test_figure_s3_replicates_may_differ_per_parametrisation(config):
+    varied = copy.deepcopy(config)
+    varied["scales"]["referee"]["paper2"]["figureS3"]["seeds"] = {"tied": 3, "direct": 5}
+    runs = Plan(varied).figureS3_runs("referee") + Plan(varied).figureS3_follow_runs("referee")
+    for param, count in (("tied", 3), ("direct", 5)):
+        for d in config["scales"]["referee"]["paper2"]["figureS3"]["dims"][param]:
+            per_link = {run["link"] for run in runs if run["param"] == param}
+            assert sum(run["param"] == param and run["d"] == d for run in runs) == count * len(per_link)

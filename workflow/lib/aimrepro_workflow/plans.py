@@ -596,10 +596,11 @@ class Plan:
         science, sizes = self.config["paper2"]["figureS3"], self.p2_sizes(scale)["figureS3"]
         runs = []
         for param in ("tied", "direct"):
+            replicates = sizes["seeds"] if isinstance(sizes["seeds"], int) else sizes["seeds"][param]
             for link in links[param]:
                 for d in sizes["dims"][param]:
                     lr = self.lr_rule(science["eta"], sizes["batch"], d)
-                    for s in range(sizes["seeds"]):
+                    for s in range(replicates):
                         common = dict(param=param, link=link, T=science["T"], rho=science["rho"],
                                       normalisation=science["normalisation"], d=d, weight_decay=0.0,
                                       horizon=science["horizon"][param], records=sizes["records"],
