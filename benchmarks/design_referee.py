@@ -45,7 +45,7 @@ from aimrepro.claims.design import design_trend, extrapolation_se, fit_power_law
 from aimrepro.claims.table import read_claims  # noqa: E402
 from aimrepro.config import validate_config  # noqa: E402
 from aimrepro.records.sidecars import read_sidecar  # noqa: E402
-from aimrepro_workflow import paths  # noqa: E402
+from aimrepro_workflow.kinds import KINDS  # noqa: E402
 from aimrepro_workflow.checks import check_config  # noqa: E402
 from aimrepro_workflow.plans import Plan  # noqa: E402
 
@@ -83,11 +83,11 @@ def row_sources(plan: Plan, config, scale: str) -> dict[str, dict]:
         for prefix in ("p1-amp-trend", "p1-amp-gen-trend"):
             rows[f"{prefix}-{trend['name']}"] = {
                 "dims": [p["d"] for p in trend["points"]], "seeds": [len(p["seeds"]) for p in trend["points"]],
-                "cpu": _cpu_per_d(runs, _run_d(paths.AMP_RUN))}
+                "cpu": _cpu_per_d(runs, _run_d(KINDS["amp_run"].path))}
     gd = plan.gd_trend(scale)
     if gd and gd["points"]:
-        gd_cpu = _cpu_per_d(plan.trend_runs(scale, "gd"), _run_d(paths.GD_RUN))
-        amp_cpu = _cpu_per_d(plan.trend_runs(scale, "gd_amp"), _run_d(paths.AMP_RUN))
+        gd_cpu = _cpu_per_d(plan.trend_runs(scale, "gd"), _run_d(KINDS["gd_run"].path))
+        amp_cpu = _cpu_per_d(plan.trend_runs(scale, "gd_amp"), _run_d(KINDS["amp_run"].path))
         ratio = {p["d"]: len(p["amp_seeds"]) / len(p["seeds"]) for p in gd["points"]}
         # one "run" of the estimate: a GD draw and its share of AMP draws
         cpu = {d: [sum(gd_cpu[d]) / max(len(gd_cpu[d]), 1) + ratio[d] * (
@@ -100,7 +100,7 @@ def row_sources(plan: Plan, config, scale: str) -> dict[str, dict]:
         amp_size = sizes["hardmax_tokens"]["amp"]
         rows[f"p1x-hardmax-tokens-T{T}-amp"] = {
             "dims": list(amp_size["dims"]), "seeds": [amp_size["seeds"]] * len(amp_size["dims"]),
-            "cpu": _cpu_per_d([r["path"] for r in tokens], _run_d(paths.TOKENS_AMP_RUN))}
+            "cpu": _cpu_per_d([r["path"] for r in tokens], _run_d(KINDS["tokens_amp_run"].path))}
     for table in plan.tied_velocity_tables(scale):
         try:
             total = float(read_sidecar(table["path"])["cpu_seconds"])
@@ -121,8 +121,8 @@ def row_sources(plan: Plan, config, scale: str) -> dict[str, dict]:
     for (param, link), runs in by_row.items():
         prefix = "p2-sgd-follows-flow-trend" if link in follow.get(param, []) else "p2-s3-sgd-follows-flow"
         dims = sorted({r["d"] for r in runs})
-        cpu = _cpu_per_d([r["path"] for r in runs], _run_d(paths.SGD_RUN))
-        flows = _cpu_per_d([r["flow_path"] for r in runs], _run_d(paths.REFERENCE_FLOW))
+        cpu = _cpu_per_d([r["path"] for r in runs], _run_d(KINDS["sgd_run"].path))
+        flows = _cpu_per_d([r["flow_path"] for r in runs], _run_d(KINDS["reference_flow"].path))
         rows[f"{prefix}-{param}-{link}"] = {
             "dims": dims, "seeds": [sum(r["d"] == d for r in runs) for d in dims],
             "cpu": {d: [sum(cpu[d]) / len(cpu[d]) + (sum(flows[d]) / len(flows[d]) if flows.get(d) else 0.0)]

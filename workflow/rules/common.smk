@@ -1,7 +1,8 @@
-# What every rule file uses: the plan of the config, the path specifications,
-# the code inputs of a script and the outputs of a figure.  Planners, paths
-# and checks are plain Python in workflow/lib/aimrepro_workflow (tested
-# without Snakemake); the rule files only declare.
+# What every rule file uses: the plan of the config (PLAN, made and checked by
+# the Snakefile), the registry of result kinds, the code inputs of a script and
+# the outputs of a figure.  Kinds, plans, costs and checks are plain Python in
+# workflow/lib/aimrepro_workflow (tested without Snakemake); the rule files only
+# declare.
 
 import os
 from pathlib import Path
@@ -9,11 +10,11 @@ from pathlib import Path
 from aimrepro_workflow import paths
 from aimrepro_workflow.codeinputs import CodeLayout, ImportClosures, ImportListCache
 from aimrepro_workflow.costs import CostModel
-from aimrepro_workflow.plans import Plan, column
+from aimrepro_workflow.kinds import KINDS
+from aimrepro_workflow.kinds.outputs import CLAIM_FRAGMENT
 
-PLAN = Plan(config)
 #: threads, mem_mb and runtime of every rule, from the cost model (docs/benchmarks.md, "Cost model")
-COSTS = CostModel(config)
+COSTS = CostModel(config, PLAN)
 
 #: Where GD, GAMP-RIE and SGD compute (config `backend`, aimrepro.backends): a rule param
 #: of the rules that use it, and one GPU for each of their jobs when it is torch,
@@ -41,6 +42,33 @@ def script_code(name):
     """
     return [os.path.relpath(path)
             for path in SCRIPT_CLOSURES(CODE_LAYOUT.helper_dir / name)]
+
+
+def result(name, **fixed):
+    """Output, log and wildcard constraints of the rule of result kind ``name`` (its path, aimrepro_workflow.kinds).
+
+    ``fixed`` fixes fields (a dataset rule's scale); ``wrap`` marks the result (``temp``).
+    """
+    spec = KINDS[name].path
+    wrap = fixed.pop("wrap", lambda pattern: pattern)
+    return {"output": spec.outputs(wrap=wrap, **fixed), "log": spec.log(**fixed),
+            "constraints": spec.constraints()}
+
+
+def job_inputs(rule):
+    """The data inputs of a rule's job, from its kind (the dataset of a run, the runs of a summary)."""
+    return lambda wildcards: PLAN.job_of(rule, wildcards).inputs()
+
+
+def needs_inputs(name):
+    """The results figure or claims job ``name`` reads, by input name (Plan.needs)."""
+    return lambda wildcards: PLAN.needs(name, wildcards.scale).inputs
+
+
+def needs_params(name):
+    """The planned params of figure or claims job ``name`` (Plan.needs), one callable per param."""
+    return {key: (lambda wildcards, key=key: PLAN.needs(name, wildcards.scale).params[key])
+            for key in PLAN.needs_params(name)}
 
 
 def figure_outputs(name, paper, subcategory):
