@@ -11,7 +11,6 @@ registry (the keys every planned job took its sizes from), not written by hand.
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 import yaml
@@ -111,12 +110,10 @@ def test_an_absurd_seed_count_is_refused_before_any_job_is_planned():
     validate_config(config, SCHEMA)
     check_config(config)
     plan = Plan(config)
-    start = time.process_time()
     with pytest.raises(ConfigError, match=r"^invalid config: scales.paper.hardmax_tokens.amp.seeds = 1000000: "
                                           r"the plan of scale paper has ~1.2e\+07 jobs"):
         check_plan(config, ["paper"], plan=plan)
-    assert time.process_time() - start < 1.0  # the bound, not the plan (which takes seconds)
-    assert not plan._memo.get(("jobs", ("paper",)))  # the plan was never made
+    assert ("jobs", ("paper",)) not in plan._memo  # refused by the count: the plan was never made
 
 
 def test_an_inherited_size_is_named_where_it_is_written():

@@ -76,10 +76,6 @@ def _rounded(value: float) -> float:
     return float(fmt_number(value))
 
 
-def _indexed(key: str, index: int) -> str:
-    return f"{key}[{index}]"
-
-
 @dataclass(frozen=True)
 class Needs:
     """What a figure or claims job reads: result paths by input name, and its planned params."""
@@ -240,9 +236,8 @@ class Plan:
                 fam.append(jobs_of(self._records(planner(scale)), "path"))
         return fam
 
-    # Records carry their jobs under the keys where their params carry paths; a
-    # record's params (what a figure is given) are the same with paths in place of jobs.
-    _JOB_KEYS = ("path", "flow_path", "limit_path", "truncations_path", "exact_path", "runs")
+    # A record is what a figure or claims job is given about a planned result (its params);
+    # the plan keeps the record's jobs beside it, by role ("path", "flow_path", "runs", ...).
 
     def _records(self, records: Sequence[Mapping]) -> list[Mapping]:
         return [self._jobs_of[id(record)] for record in records]
@@ -1418,10 +1413,6 @@ class Plan:
 def _paths(records, *roles) -> list[str]:
     """The paths of ``roles`` of every record, record by record."""
     return [record[role] for record in records for role in roles]
-
-
-def _runs(curves) -> list[str]:
-    return [run for curve in curves for per_alpha in curve["runs"] for run in per_alpha]
 
 
 #: What each figure and claims job reads, one entry each: the names of its planned params
