@@ -7,9 +7,9 @@ Usage::
 RUN_A and RUN_B are two working directories that ran ``snakemake`` (for example a
 clone at one commit and a clone at another).  Every result table (``.csv``,
 ``.tsv``, ``.npz``) under ``results/<scale>/`` and the claims table
-(``claims.md``) must have the same bytes; every figure's PNG under
-``figures/<scale>/`` the same pixels (its metadata carries the commit, so its
-bytes differ).  Sidecars (``.json``), logs and PDFs are not compared: they
+(``claims.md``, but for the commit its header names) must have the same bytes;
+every figure's PNG under ``figures/<scale>/`` the same pixels (its metadata
+carries the commit, so its bytes differ).  Sidecars (``.json``), logs and PDFs are not compared: they
 record times, hashes and commits.  Prints one line per difference and a
 summary; exits 0 only if nothing differs and both runs hold the same files.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -37,8 +38,15 @@ def _files(root: Path, scale: str) -> dict[str, Path]:
     return out
 
 
+#: The commit a claims table's header names (``commit `0123abcd` ``): not a result.
+_COMMIT = re.compile(rb"commit `[0-9a-f]+`")
+
+
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    data = path.read_bytes()
+    if path.suffix == ".md":
+        data = _COMMIT.sub(b"commit `-`", data)
+    return hashlib.sha256(data).hexdigest()
 
 
 def _same_pixels(a: Path, b: Path) -> bool:
