@@ -16,14 +16,15 @@ flow ensemble, a figure, a claims fragment.  Its :class:`Kind` declares
   disk, threads);
 * ``sizes``: which values make a job large, each with a typical (quick-scale)
   value: the config check names the key whose value, set back to the typical
-  one, shrinks the job most (:func:`driver`);
+  one, shrinks the job most (``checks._driver``);
 * ``inputs``: the results a job reads, when they follow from its own values
   (the dataset of an AMP run).
 
-A :class:`Job` is one job of a kind, made by the plan (:meth:`.plans.Plan.job`,
-and from a rule's wildcards :meth:`.plans.Plan.job_of`): its scale, its *values* (the fields of its
-path, as the job reads them back, and what it reads from the config) and, when
-the planner made it, the config key each value came from (``keys``).  Every
+A :class:`Job` is one job of a kind, made by the plan (:meth:`.plans.Plan.job`;
+from a rule's wildcards, :meth:`.plans.Plan.job_of`): its scale, its *values*
+(the fields of its path, as the job reads them back, and what it reads from the
+config) and, when the planner made it, the config key each value came from
+(``keys``).  Every
 reader of the plan goes through these two classes: the planner
 (:mod:`.plans`) makes jobs, the rules' resources and the cost model
 (:mod:`.costs`) price them, and the config check (:mod:`.checks`) sizes them.
@@ -37,10 +38,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..paths import ResultPath, figure_paths
+from ..paths import ResultPath
 from ..prices import Work
 
-__all__ = ["KINDS", "Job", "Kind", "Read", "kind_of_rule", "register"]
+__all__ = ["KINDS", "Job", "Kind", "Read", "register"]
 
 _REQUIRED = object()
 
@@ -193,15 +194,6 @@ def register(kind: Kind) -> Kind:
         raise ValueError(f"kind {kind.name!r} is declared twice")
     KINDS[kind.name] = kind
     return kind
-
-
-def kind_of_rule(rule: str) -> Kind:
-    return KINDS.of_rule(rule)
-
-
-def light_outputs(name: str) -> Callable[[str], list[str]]:
-    """The fixed outputs of a figure (PDF, PNG, sidecar)."""
-    return lambda scale: list(figure_paths(scale, name).values())
 
 
 # The declarations register themselves.
