@@ -144,7 +144,7 @@ def test_se_hardmax_three_tokens_tabulates_and_reports_the_error():
         assert 0 < record["mmse_stderr"] < 0.05 * record["mmse"]
     # T = 3 beats T = 2 at the same alpha (more labels per sequence), and the error falls with alpha
     assert records[1]["mmse"] < records[0]["mmse"] < 0.7
-    assert "--table-samples 2000, --table-seed 7" in done.stderr
+    assert done.stderr == ""  # ~0.3 s of table: too short to announce (cli.ANNOUNCE_SECONDS)
     assert json_lines(run_cli(*args, module=True).stdout) == records  # the seed fixes every bit
 
 

@@ -98,18 +98,28 @@ def test_the_default_limit_is_the_available_memory(capsys, monkeypatch):
 
 def test_a_run_that_fits_is_not_refused(capsys, monkeypatch):
     """The check passes a small run (the run itself is cut short here: not the point)."""
+    from aimrepro.paper2 import sgd
+
     called = []
-    monkeypatch.setattr(cli, "_run_sgd", lambda args, sub: called.append(args.d) or 0)
-    assert run_main(capsys, changed(SGD, memory_limit="1")).returncode == 0
+
+    def cut_short(run, **options):
+        called.append(run.spec.d)
+        raise MemoryError("cut short")
+
+    monkeypatch.setattr(sgd.SGDRun, "run", cut_short)
+    done = run_main(capsys, changed(SGD, memory_limit="1"))
+    assert done.returncode == 1 and "cut short" in done.stderr
     assert called == [100]
 
 
 def test_running_out_of_memory_anyway_is_one_line(capsys, monkeypatch):
     """An estimate below the machine's memory that still fails: one line, status 1."""
-    def exhausted(args, subparser):
+    from aimrepro.paper2 import sgd
+
+    def exhausted(run, **options):
         raise MemoryError("Unable to allocate 37.3 GiB for an array")
 
-    monkeypatch.setattr(cli, "_run_sgd", exhausted)
+    monkeypatch.setattr(sgd.SGDRun, "run", exhausted)
     done = run_main(capsys, changed(SGD, memory_limit="1e300"))
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == "aimrepro: out of memory: Unable to allocate 37.3 GiB for an array\n"
