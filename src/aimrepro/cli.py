@@ -192,22 +192,9 @@ def _backend_name(text: str) -> str:
     return text
 
 
-def _existing_file(text: str) -> Path:
-    path = Path(text)
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(
-            f"must be an existing result or figure file, no such file: {text}")
-    return path
-
-
-def _provenance_target(text: str) -> Path:
-    """A result or figure, its sidecar, or a directory of results (``--check``/``--repair``)."""
-    path = Path(text)
-    if path.exists() or (path.suffix != ".json" and path.with_suffix(".json").is_file()):
-        return path
-    raise argparse.ArgumentTypeError(
-        f"must be an existing result, figure or directory (or a result whose sidecar exists), "
-        f"no such file: {text}")
+def _is_provenance_target(path: Path) -> bool:
+    """A result or figure, its sidecar, or a directory of results; or a result whose sidecar exists."""
+    return path.exists() or (path.suffix != ".json" and path.with_suffix(".json").is_file())
 
 
 def _dataset_file(text: str) -> Path:
@@ -743,9 +730,10 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
 
 
 def _provenance_arguments(provenance: argparse.ArgumentParser) -> None:
-    provenance.add_argument("targets", type=_provenance_target, nargs="+", metavar="FILE",
+    provenance.add_argument("targets", type=Path, nargs="+", metavar="FILE",
                             help="a result (.csv, .npz, ...) or figure (.pdf, .png); with --check "
-                                 "also a directory (every result under it)")
+                                 "also a directory (every result under it); with --repair also "
+                                 "one that does not exist (nothing there to repair)")
     provenance.add_argument("--code", action="store_true",
                             help="also list the code files (with sha256) of each step")
     provenance.add_argument("--check", action="store_true",
@@ -764,6 +752,10 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
 
     if args.repair and not args.check:
         subparser.error("argument --repair: needs --check (the repair removes what the check finds)")
+    absent = [path for path in args.targets if not _is_provenance_target(path)]
+    if absent and not args.repair:
+        subparser.error(f"argument FILE: must be an existing result, figure or directory (or a "
+                        f"result whose sidecar exists), no such file: {absent[0]}")
     if not args.check:
         directories = [str(path) for path in args.targets if path.is_dir()]
         if directories:
@@ -1037,7 +1029,8 @@ _MAX_SEQUENCES = 10**8
 
 
 def _check_sequences(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
-    n = args.alpha * args.d * args.d  # a float: inf rather than OverflowError for an absurd d
+    d = float(args.d) if args.d < 2 ** 1023 else math.inf  # never OverflowError for an absurd d
+    n = args.alpha * d * d
     n = round(n) if math.isfinite(n) else n
     if n < 1:
         subparser.error(f"arguments --alpha/--d: alpha d^2 must round to at least one sequence, "

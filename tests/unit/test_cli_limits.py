@@ -13,7 +13,7 @@ import pytest
 
 from aimrepro import cli, resources
 
-from conftest import assert_usage_error, executable
+from conftest import assert_usage_error, changed, executable, run_main
 
 GD = ["gd", "--T", "2", "--rho", "0.5", "--alpha", "0.1", "--d", "60", "--inits", "8",
       "--steps", "1000", "--lr", "0.1", "--seed", "1"]
@@ -22,27 +22,6 @@ SGD = ["sgd", "--param", "tied", "--link", "h2", "--T", "1", "--d", "100", "--lr
 AMP = ["amp", "--channel", "hardmax", "--T", "2", "--rho", "0.5", "--alpha", "0.3", "--d", "100",
        "--seed", "1"]
 SE = ["se", "--channel", "softmax", "--T", "2", "--alpha", "0.1"]
-
-
-def run_main(capsys, args) -> subprocess.CompletedProcess:
-    """``cli.main(args)`` in this process, as a CompletedProcess (status, stdout, stderr)."""
-    try:
-        status = cli.main(args)
-    except SystemExit as stop:
-        status = stop.code
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(args, status, captured.out, captured.err)
-
-
-def changed(base: list[str], **options: str) -> list[str]:
-    args = list(base)
-    for key, value in options.items():
-        flag = "--" + key.replace("_", "-")
-        if flag in args:
-            args[args.index(flag) + 1] = value
-        else:
-            args += [flag, value]
-    return args
 
 
 # The issue's examples (sizes as the parser takes them: integers spelled out), then more.

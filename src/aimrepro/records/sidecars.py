@@ -332,13 +332,47 @@ class DamagedInputError(RuntimeError):
     """A result no longer matches its sidecar; the message is one line saying what to do."""
 
 
+#: The directories the pipeline writes its results to, each with one subdirectory per scale
+#: (``results/quick``, ``figures/paper``); a file there is a result and must have a sidecar.
+RESULT_ROOTS = ("results", "figures")
+
+
+def repair_targets(path: PathLike) -> list[str]:
+    """What ``aimrepro provenance --check --repair`` must be given to repair ``path`` whatever uses it.
+
+    For a result of the pipeline (``results/SCALE/...``, a relative path, as the
+    jobs see their inputs) the result directories of its scale
+    (``results/SCALE figures/SCALE``): the repair then finds every file made
+    from ``path``, however far downstream (a directory that does not exist
+    holds nothing to repair).  Elsewhere, the file's own directory.
+    """
+    parts = Path(path).parts
+    if len(parts) >= 3 and parts[0] in RESULT_ROOTS:
+        return [f"{root}/{parts[1]}" for root in RESULT_ROOTS]
+    return [str(Path(path).parent)]
+
+
+def repair_command(targets) -> str:
+    """The one command that repairs ``targets``' lineages, then the rebuild (printed by every refusal)."""
+    return (f"aimrepro provenance --check --repair {' '.join(str(t) for t in targets)} "
+            f"&& snakemake")
+
+
 def verify_input(path: PathLike) -> str:
     """Check a pipeline result against its sidecar before using it; return its sha256.
 
     A result whose bytes differ from the sha256 its own sidecar recorded was
     changed or damaged after it was made (a truncated table, a hand edit, a
-    half-copied file): a job must not draw from it.  A file without a
-    sidecar (a raw input) is only hashed.
+    half-copied file): a job must not draw from it.  Nor from a result (a
+    file under one of :data:`RESULT_ROOTS`) whose sidecar is gone: nothing
+    says how it was made.  A file without a sidecar elsewhere (a raw input)
+    is only hashed.
+
+    The refusal's remedy is one command that works whatever is downstream
+    (:func:`repair_command` on :func:`repair_targets`): the repair removes
+    the damaged file and every file made from it, which Snakemake then
+    rebuilds; deleting the damaged file alone would not do, since Snakemake
+    leaves an intermediate absent while what it feeds is up to date.
 
     Parameters
     ----------
@@ -359,9 +393,12 @@ def verify_input(path: PathLike) -> str:
     path = Path(path)
     digest = file_sha256(path)
     side = sidecar_path(path)
+    remedy = f"to rebuild it and what was made from it, run: {repair_command(repair_targets(path))}"
     if not side.exists():
+        if path.parts and path.parts[0] in RESULT_ROOTS:
+            raise DamagedInputError(f"input {path}: its sidecar {side} is missing (nothing says how "
+                                    f"it was made); {remedy}")
         return digest
-    remedy = f"delete {path} and rerun snakemake to rebuild it"
     try:
         record = read_sidecar(side)
     except (OSError, ValueError) as err:
