@@ -564,3 +564,19 @@ def test_repair_never_deletes_a_raw_input_or_a_changed_code_file(tmp_path, monke
     assert "raw.txt: changed since use" in outcome.rebuilt
     assert not Path("results/curve.csv").exists() and not Path("figures/other.pdf").exists()
     assert Path("code.py").is_file() and outcome.code_changed == ["code code.py: changed"]
+
+
+def test_a_temporary_result_deleted_once_used_is_neither_a_problem_nor_repaired(tmp_path, monkeypatch):
+    """Paper-scale datasets are temp(): their sidecar stays and says so; absent is then by design."""
+    monkeypatch.chdir(tmp_path)
+    repair_chain(Path("."))
+    sidecars.write_sidecar("results/curve.csv", rule="se_curve", params={}, inputs=["raw.txt"],
+                           code=["code.py"], diagnostics={}, started=T0, ended=T1, temporary=True)
+    assert sidecars.read_sidecar("results/summary.csv")["temporary"] is False
+    Path("results/curve.csv").unlink()
+    check = lineage.check_lineage("results/summary.csv")
+    assert check.problems == ["raw.txt: no sidecar"]  # the raw input, as ever; not the deleted curve
+    assert lineage.lineage("results/summary.csv").children[0].status == lineage.DELETED_TEMPORARY
+    before = present(Path("."))
+    outcome = lineage.repair(["results", "figures"])
+    assert outcome.removed == [] and outcome.complete and present(Path(".")) == before

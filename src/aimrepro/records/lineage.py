@@ -26,6 +26,11 @@ __all__ = ["LineageCheck", "LineageNode", "Repair", "check_directory", "check_li
            "describe_repair", "lineage", "render_lineage", "repair", "repair_command"]
 
 
+#: Status of a file its sidecar marks temporary and that is gone: deleted by design once
+#: used (a paper-scale dataset), not a problem; ``snakemake PATH`` rebuilds it bit for bit.
+DELETED_TEMPORARY = "deleted once used (temporary)"
+
+
 @dataclass
 class LineageNode:
     """One file in a lineage tree.
@@ -40,7 +45,8 @@ class LineageNode:
         Its sidecar, or ``None`` if it has none (a raw input), it is missing
         or it is malformed.
     status : str
-        ``"ok"``; ``"missing"`` (file absent); ``"not a regular file"``;
+        ``"ok"``; ``"missing"`` (file absent); :data:`DELETED_TEMPORARY` (absent,
+        and its sidecar says it is deleted once used); ``"not a regular file"``;
         ``"no sidecar"``; ``"malformed sidecar: <why>"``; ``"modified"``
         (its bytes differ from what its own sidecar recorded); ``"changed
         since use"`` (differs from what the consumer recorded); ``"cycle"``
@@ -169,7 +175,7 @@ class _LineageWalker:
             record, malformed = _load_sidecar(side)
 
         if not resolved.exists():
-            status = "missing"
+            status = DELETED_TEMPORARY if record is not None and record.get("temporary") else "missing"
         elif not resolved.is_file():
             status = "not a regular file"
         elif expected_sha is not None and self.sha(resolved) != expected_sha:
@@ -380,7 +386,7 @@ def _problems(nodes) -> tuple[list[str], set[str]]:
     code_files: set[str] = set()
     reported: set[tuple[Path, str]] = set()
     for node in nodes:
-        findings = [] if node.status == "ok" else [node.status]
+        findings = [] if node.status in ("ok", DELETED_TEMPORARY) else [node.status]
         findings += [f"code {code}: {state}" for code, state in node.code_status.items()
                      if state != "ok"]
         code_files.update(node.code_status)
@@ -474,8 +480,9 @@ def repair(targets, *, max_depth: int = 32) -> Repair:
         status = node.status.removesuffix(" (depth limit)")
         code_changed.update(f"code {code}: {state}" for code, state in node.code_status.items()
                             if state != "ok")
-        if status == "ok" or (status == "no sidecar" and not _is_pipeline_result(node.resolved)):
-            continue  # a raw input has no sidecar
+        if status in ("ok", DELETED_TEMPORARY) or (status == "no sidecar"
+                                                   and not _is_pipeline_result(node.resolved)):
+            continue  # a raw input has no sidecar; a temporary file is deleted by design
         if status.startswith(_REBUILT_STATUSES) and (status in ("missing", "changed since use")
                                                      or _is_pipeline_result(node.resolved)):
             bad.add(node.resolved)

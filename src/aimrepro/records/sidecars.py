@@ -43,6 +43,11 @@ Sidecar fields (schema ``aimrepro.sidecar/1``)
     ``null`` where the platform has no ``resource`` module.
 ``diagnostics``
     Solver diagnostics (``converged``, ``iterations``, ``residual``, ...).
+``temporary``
+    True if the outputs are deleted by design once their consumers are done
+    (Snakemake ``temp()``: the datasets at the paper scale); the sidecar
+    stays, and a lineage check counts the absent file as deleted, not as
+    missing.  Absent (False) in sidecars written before this field.
 
 Paths inside a sidecar are stored as given by the caller, normally relative
 to the workflow's working directory.
@@ -227,6 +232,7 @@ def write_sidecar(
     config_hash: str | None = None,
     repo: PathLike | None = None,
     known_hashes: Mapping[str, str] | None = None,
+    temporary: bool = False,
 ) -> Path:
     """Write the provenance sidecar of a finished result, atomically.
 
@@ -263,6 +269,8 @@ def write_sidecar(
     known_hashes : mapping, optional
         ``{path: sha256}`` already computed for some ``inputs`` (by
         :func:`verify_input`), so large inputs are not read twice.
+    temporary : bool
+        The outputs will be deleted once used (recorded as ``temporary``).
 
     Returns
     -------
@@ -294,6 +302,7 @@ def write_sidecar(
         "inputs": {str(p): (known_hashes or {}).get(str(p)) or file_sha256(p) for p in inputs},
         "code": {str(p): file_sha256(p) for p in code},
         "diagnostics": _jsonable(dict(diagnostics)),
+        "temporary": bool(temporary),
         "aimrepro_version": aimrepro.__version__,
         # Where the imported package lives: the `code` hashes are of the
         # repository's files, which an installed copy elsewhere may not match.
