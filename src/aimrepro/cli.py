@@ -102,6 +102,7 @@ import numbers
 import os
 import re
 import sys
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,10 @@ _TABLED_CHANNELS = ("hardmax",)
 _TABLE_SAMPLES, _TABLE_SEED, _MAX_TABLE_SECONDS = 50_000, 20250602, 300.0
 #: Row-wise links act on rows of T >= 2 tokens (docs/paper2.md §1).
 _ROW_LINKS = ("softmax", "hardmax")
+#: The largest T of the theory commands (the softmax SE counts T^2 + T - 2 measurements).
+_MAX_TOKENS = 10**6
+#: The smallest alpha of ``se``: 1/alpha must stay a float in the large-Delta root.
+_MIN_SE_ALPHA = 1e-100
 #: A run estimated to take longer than this many seconds is announced, with a progress bar.
 ANNOUNCE_SECONDS = 3.0
 
@@ -145,16 +150,19 @@ class _OneLineArgumentParser(argparse.ArgumentParser):
 # option types: each refusal says what the option must be
 
 
-def _integer_at_least(minimum: int):
+def _integer_at_least(minimum: int, maximum: int | None = None):
+    """Parser of an integer >= minimum (and <= maximum, if given)."""
+    allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             shown = text if len(text) <= 40 else text[:37] + "..."
-            raise argparse.ArgumentTypeError(
-                f"must be an integer >= {minimum}, got {shown!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be an integer {allowed}, got {shown!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            shown = str(value) if len(str(value)) <= 40 else f"an integer of {len(str(value))} digits"
+            raise argparse.ArgumentTypeError(f"must be an integer {allowed}, got {shown}")
         return value
     return parse
 
@@ -279,8 +287,9 @@ def _resolve_dataset(args: argparse.Namespace, subparser: argparse.ArgumentParse
 
     try:
         dataset = load_dataset(args.dataset)
-    except (ValueError, KeyError, OSError, EOFError) as err:
-        subparser.error(f"argument --dataset: {args.dataset} is not an aimrepro dataset ({err})")
+    except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as err:
+        subparser.error(f"argument --dataset: {args.dataset} is not an aimrepro dataset "
+                        f"({type(err).__name__}: {err})")
     spec = dataset.spec
     if spec.link != link:
         subparser.error(f"argument --dataset: {args.dataset} holds {spec.link} data; this run needs {link} data")
@@ -326,13 +335,14 @@ def _refuse_science_error(err: ValueError, subparser: argparse.ArgumentParser) -
 def _se_arguments(se: argparse.ArgumentParser) -> None:
     se.add_argument("--channel", required=True, choices=CHANNEL_NAMES,
                     help="output channel; hardmax_paper is the published formula (erratum B1)")
-    se.add_argument("--T", dest="T", required=True, type=_integer_at_least(2), metavar="T",
-                    help="sequence length, integer >= 2 (hardmax_paper: T = 2; hardmax with "
-                         "T >= 3 first tabulates F_T, see --table-samples)")
+    se.add_argument("--T", dest="T", required=True, type=_integer_at_least(2, _MAX_TOKENS), metavar="T",
+                    help=f"sequence length, integer in [2, {_MAX_TOKENS}] (hardmax_paper: T = 2; hardmax "
+                         "with T >= 3 first tabulates F_T, see --table-samples)")
     se.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
                     help="width ratio rho = r/d, finite > 0")
-    se.add_argument("--alpha", required=True, nargs="+", type=_positive_finite,
-                    metavar="ALPHA", help="sample ratios alpha = n/d^2, each finite > 0")
+    se.add_argument("--alpha", required=True, nargs="+", type=_finite_number(_MIN_SE_ALPHA, strict=False),
+                    metavar="ALPHA", help=f"sample ratios alpha = n/d^2, each finite >= {_MIN_SE_ALPHA:g} "
+                                          "(below, 1/alpha overflows the solver; the MMSE is the prior's)")
     se.add_argument("--beta", type=_positive_finite, default=None, metavar="BETA",
                     help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
     se.add_argument("--table-samples", type=_integer_at_least(1000), default=_TABLE_SAMPLES,
@@ -439,8 +449,8 @@ def _run_tabled_se(args: argparse.Namespace, subparser: argparse.ArgumentParser)
 
 
 def _threshold_arguments(threshold: argparse.ArgumentParser) -> None:
-    threshold.add_argument("--T", dest="T", required=True, type=_integer_at_least(2),
-                           metavar="T", help="sequence length, integer >= 2")
+    threshold.add_argument("--T", dest="T", required=True, type=_integer_at_least(2, _MAX_TOKENS),
+                           metavar="T", help=f"sequence length, integer in [2, {_MAX_TOKENS}]")
     threshold.add_argument("--rho", required=True, type=_positive_finite, metavar="RHO",
                            help="width ratio rho = r/d, finite > 0")
 
@@ -985,6 +995,10 @@ def _memory_limit(args: argparse.Namespace) -> tuple[float, str]:
 
     if args.memory_limit is not None:
         return args.memory_limit * 2.0 ** 30, "--memory-limit"
+    # the run imports numpy next: under an address-space limit (ulimit -v) its BLAS
+    # buffers count, so what is available is measured with them in place
+    import numpy  # noqa: F401
+
     return available_memory(), "available memory; --memory-limit to change"
 
 
