@@ -88,7 +88,10 @@ def test_the_softmax_state_evolution_runs_without_scipy():
 ABSURD = [
     # the two OverflowErrors
     (changed(SGD, rho="1e300", d="3000"), ["--rho = 1e+300", "GiB"]),
-    (changed(SE_TABLE, T="1000000000"), ["--T = 1000000000", "Fisher table", "forever"]),
+    (changed(SE_TABLE, T="1000000000"), ["--T", "[2, 1000000]", "1000000000"]),
+    (changed(SE_TABLE, T="1000000"), ["--T = 1000000", "Fisher table", "forever"]),
+    (changed(SE_TABLE, alpha="1e-320"), ["--alpha", ">= 1e-100"]),
+    (["threshold", "--T", HUGE, "--rho", "0.5"], ["--T", "an integer of 401 digits"]),
     # integers beyond the floats
     (changed(SGD, d=HUGE), ["--d = 1.000e+400"]),
     (changed(SGD, batch=HUGE), ["--batch = 1.000e+400"]),
@@ -230,3 +233,13 @@ def test_progress_callbacks_change_no_number():
     calls = []
     tables = [ht.fisher_table(3, x, 300, 5), ht.fisher_table(3, x, 300, 5, progress=lambda *a: calls.append(a))]
     assert np.array_equal(tables[0].value, tables[1].value) and calls[-1] == (900, 900)
+
+
+@pytest.mark.parametrize("content", [b"PK\x03\x04 cut short", b"not a dataset\n", b""])
+def test_a_damaged_dataset_file_is_refused_naming_dataset(capsys, tmp_path, content):
+    path = tmp_path / "damaged.npz"
+    path.write_bytes(content)
+    for base in (["amp", "--channel", "softmax", "--max-iter", "5"], ["gd", "--inits", "1", "--steps", "1",
+                                                                      "--lr", "0.1"]):
+        assert_usage_error(run_main(capsys, [*base, "--dataset", str(path)]),
+                           ["--dataset", "is not an aimrepro dataset"])
