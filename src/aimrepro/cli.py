@@ -102,11 +102,9 @@ import numbers
 import os
 import re
 import sys
-import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 __all__ = ["ANNOUNCE_SECONDS", "BACKEND_NAMES", "CHANNEL_NAMES", "COMMANDS", "LINK_NAMES",
            "PARAMETRISATIONS", "Command", "build_parser", "main"]
@@ -287,7 +285,7 @@ def _resolve_dataset(args: argparse.Namespace, subparser: argparse.ArgumentParse
 
     try:
         dataset = load_dataset(args.dataset)
-    except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as err:
+    except (ValueError, KeyError, OSError, EOFError, _bad_zip_file()) as err:
         subparser.error(f"argument --dataset: {args.dataset} is not an aimrepro dataset "
                         f"({type(err).__name__}: {err})")
     spec = dataset.spec
@@ -300,6 +298,13 @@ def _resolve_dataset(args: argparse.Namespace, subparser: argparse.ArgumentParse
     args.seed, args.replicate, args.test_samples = dataset.base_seed, spec.replicate, spec.n_test
     if hasattr(args, "beta") and spec.beta is not None:
         args.beta = spec.beta
+
+
+def _bad_zip_file() -> type[Exception]:
+    """zipfile.BadZipFile, imported when a dataset is read (zipfile is not needed to start)."""
+    import zipfile
+
+    return zipfile.BadZipFile
 
 
 def _check_rho(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
@@ -874,8 +879,7 @@ def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> i
 # the subcommands and the dispatch
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One subcommand: its name, its help, the builder of its options and its runner.
 
     ``run(args, subparser)`` checks what parsing cannot (ranges that depend on
