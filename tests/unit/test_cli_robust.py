@@ -243,3 +243,17 @@ def test_a_damaged_dataset_file_is_refused_naming_dataset(capsys, tmp_path, cont
                                                                       "--lr", "0.1"]):
         assert_usage_error(run_main(capsys, [*base, "--dataset", str(path)]),
                            ["--dataset", "is not an aimrepro dataset"])
+
+
+@pytest.mark.parametrize(("message", "named"), [
+    ("lr must be a finite number > 0, got 0", "argument --lr: lr must be"),
+    ("the teacher's rho and d give r = 0", "argument --rho: the teacher's rho"),
+    ("T must be an integer >= 2, got 1", "argument --T: T must be"),
+    ("something else went wrong", "error: something else went wrong"),
+])
+def test_a_science_error_is_refused_naming_the_option_it_mentions(capsys, message, named):
+    parser = cli.build_parser()
+    sgd = next(a for a in parser._actions if a.dest == "command").choices["sgd"]
+    with pytest.raises(SystemExit) as stop:
+        cli._refuse_science_error(ValueError(message), sgd)
+    assert stop.value.code == 2 and named in capsys.readouterr().err
