@@ -780,8 +780,8 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
         if args.repair:
             repair = records.repair(args.targets)
         elif args.check:
-            checks = [records.check_lineage(path) if path.is_file() or not path.is_dir()
-                      else records.check_directory(path) for path in args.targets]
+            checks = [records.check_directory(path) if path.is_dir() else records.check_lineage(path)
+                      for path in args.targets]
         else:
             trees = [records.lineage(path) for path in args.targets]
     except (ValueError, OSError) as err:
