@@ -82,6 +82,64 @@ def run_cli(*args: str, module: bool = False, cwd: Path | None = None,
                           cwd=cwd, check=False)
 
 
+def result_bytes(workdir: Path) -> dict[str, bytes]:
+    """Every file of results/ and the pixels of each figure.
+
+    Sidecars and logs carry times, and a figure's metadata the commit of
+    its copy of the repository: those are left out.
+    """
+    from matplotlib.image import imread
+
+    files = {}
+    for path in sorted((workdir / "results").rglob("*")):
+        if path.is_file() and path.suffix not in (".json", ".log"):
+            files[str(path.relative_to(workdir))] = path.read_bytes()
+    for path in sorted((workdir / "figures").rglob("*.png")):
+        files[str(path.relative_to(workdir))] = imread(path).tobytes()
+    return files
+
+
+def printed_remedy(text: str, marker: str) -> str:
+    """The command a refusal or a failed check prints after ``marker`` (to the end of its line)."""
+    lines = [line.split(marker, 1)[1].strip() for line in text.splitlines() if marker in line]
+    assert lines, f"no {marker!r} in:\n{text[-3000:]}"
+    assert len(set(lines)) == 1, lines
+    return lines[0]
+
+
+def run_remedy(workdir: Path, command: str, timeout: float = 1200) -> subprocess.CompletedProcess:
+    """A printed remedy run verbatim by a shell in ``workdir``, with the venv's commands on PATH."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(command, shell=True, cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    assert done.returncode == 0, f"{command} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def run_main(capsys, args: list[str]) -> subprocess.CompletedProcess:
+    """``aimrepro.cli.main(args)`` in this process, as a CompletedProcess (status, stdout, stderr)."""
+    from aimrepro import cli
+
+    try:
+        status = cli.main(args)
+    except SystemExit as stop:
+        status = stop.code
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, status, captured.out, captured.err)
+
+
+def changed(base: list[str], **options: str) -> list[str]:
+    """A command line with options replaced or added (``lr="0.1"`` sets ``--lr 0.1``)."""
+    args = list(base)
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if flag in args:
+            args[args.index(flag) + 1] = value
+        else:
+            args += [flag, value]
+    return args
+
+
 def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
     """A refused command line: exit 2, empty stdout, one stderr line naming each of ``names``."""
     assert done.returncode == 2 and done.stdout == ""
@@ -272,6 +330,7 @@ SHARED_BUILD_MODULES = {
     "tests/workflow/test_amp_workflow.py": "tiny_run",
     "tests/workflow/test_gd_workflow.py": "tiny_run",
     "tests/workflow/test_report.py": "tiny_run",
+    "tests/workflow/test_repair.py": "tiny_run",
     # one throwaway Slurm per session, brought up and torn down by one worker
     "tests/cluster/test_slurm.py": "cluster",
 }

@@ -3,7 +3,7 @@
 A run killed with SIGKILL half-way and resumed as the README says gives the
 same bytes as an uninterrupted run; a truncated intermediate table is
 refused by the job that would draw from it, ``aimrepro provenance --check``
-tells the damage, and deleting the table and rerunning restores the bytes.
+tells the damage, and the repair command the refusal prints restores the bytes.
 The target is the cluster tests' (tests/cluster), whose DAG is checked here too.
 """
 
@@ -19,28 +19,12 @@ from pathlib import Path
 import pytest
 
 from conftest import (CLUSTER_JOBS, CLUSTER_TARGET, cluster_tiny_config, copy_repository,
-                      executable, run_cli, run_snakemake, snakemake_plan)
+                      executable, printed_remedy, result_bytes, run_cli, run_remedy, run_snakemake,
+                      snakemake_plan)
 
 pytestmark = pytest.mark.workflow
 
 TARGET = CLUSTER_TARGET  # Figure 2 of paper 1: four SE curves, then the figure
-
-
-def result_bytes(workdir: Path) -> dict[str, bytes]:
-    """Every file of results/ and the pixels of each figure.
-
-    Sidecars and logs carry times, and a figure's metadata the commit of
-    its copy of the repository: those are left out.
-    """
-    from matplotlib.image import imread
-
-    files = {}
-    for path in sorted((workdir / "results").rglob("*")):
-        if path.is_file() and path.suffix not in (".json", ".log"):
-            files[str(path.relative_to(workdir))] = path.read_bytes()
-    for path in sorted((workdir / "figures").rglob("*.png")):
-        files[str(path.relative_to(workdir))] = imread(path).tobytes()
-    return files
 
 
 def provenance_check(workdir: Path, path: str) -> subprocess.CompletedProcess:
@@ -111,10 +95,16 @@ def test_a_truncated_intermediate_is_refused_then_rebuilt(reference):
     # one line, shown by Snakemake as the job's error and again in its log
     message = sorted({line for line in refused.stderr.splitlines() if line.startswith("aimrepro: rule")})
     assert len(message) == 1, refused.stderr[-3000:]
-    assert str(table.relative_to(workdir)) in message[0] and "delete" in message[0]
+    assert str(table.relative_to(workdir)) in message[0]
+    assert "run: aimrepro provenance --check --repair results/quick" in message[0]
     assert not (workdir / figure).exists(), "a figure was drawn from the damaged table"
 
-    table.unlink()  # the remedy the message gives
+    # the remedy the message gives: its repair verbatim, then the snakemake command that
+    # met the damage (the remedy's plain `snakemake` would build the whole config, far
+    # more than this one-figure run: tests/workflow/test_repair.py follows it whole)
+    repair, rerun = printed_remedy(refused.stderr, "made from it, run: ").split(" && ")
+    assert rerun == "snakemake"
+    run_remedy(workdir, repair)
     run_snakemake(workdir, "--cores", "1", TARGET)
     assert result_bytes(workdir) == reference.bytes
     assert provenance_check(workdir, figure).returncode == 0

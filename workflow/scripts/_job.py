@@ -74,8 +74,10 @@ class Job:
         diagnostics: Mapping[str, Any],
         extra_params: Mapping[str, Any] | None = None,
         seed: int | None = None,
+        temporary: bool = False,
     ) -> Path:
-        """Write the sidecar of ``outputs`` (call after they are complete)."""
+        """Write the sidecar of ``outputs`` (call after they are complete; ``temporary``: Snakemake
+        deletes them once used, so a lineage check counts them deleted, not missing)."""
         params = self.params()
         if extra_params:
             params.update(extra_params)
@@ -91,6 +93,7 @@ class Job:
             seed=seed,
             config_hash=config_hash(self.smk.config),
             known_hashes=self.input_hashes,
+            temporary=temporary,
         )
         self.log.info("wrote sidecar %s", path)
         return path

@@ -27,7 +27,6 @@ from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import ndtr
 
 from aimrepro.numerics import gauss as _gauss
 from aimrepro.model import apply_link
@@ -367,6 +366,8 @@ class Hardmax2(OutputChannel):
     def _derivatives(self, k1, k2, corr):
         """∂_{κ1}Φ2, ∂_{κ2}Φ2 = φ(κ_i) Φ((κ_j − ϱ κ_i)/√(1 − ϱ²)) (Hardmax2Paper replaces both by φ2)."""
         s = math.sqrt(1.0 - corr * corr)
+        from scipy.special import ndtr  # here: the softmax channel never needs scipy (fast start-up)
+
         return (np.exp(_gauss.log_phi(k1)) * ndtr((k2 - corr * k1) / s),
                 np.exp(_gauss.log_phi(k2)) * ndtr((k1 - corr * k2) / s))
 

@@ -205,7 +205,9 @@ def save_dataset(path: str | os.PathLike, dataset: Dataset) -> None:
 
 def load_dataset(path: str | os.PathLike) -> Dataset:
     """Read a dataset written by :func:`save_dataset` (no pickles)."""
-    with np.load(path, allow_pickle=False) as archive:
+    # the file is opened here, not by np.load: given a damaged archive np.load raises
+    # without closing the file it opened
+    with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
         meta = json.loads(str(archive["meta"]))
         if meta.get("format") != DATASET_FORMAT:
             raise ValueError(f"{path} is not an aimrepro dataset (format {meta.get('format')!r})")

@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -520,7 +521,8 @@ def _numpy_gradients(student: Student, teacher: FactoredMatrix, loss: MSELoss, X
 
 def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
             settings: SGDSettings, rng: np.random.Generator, *,
-            progress_every: int = 0, backend=None) -> Trajectory:
+            progress_every: int = 0, backend=None,
+            progress: Callable[[int, int], None] | None = None) -> Trajectory:
     """Online SGD of ``student`` against ``teacher``; the student is updated in place.
 
     Parameters
@@ -539,6 +541,10 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
         Where the step's indices and gradients are computed (default numpy,
         the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`).
         The tokens are drawn by ``rng`` on the host either way.
+    progress : callable, optional
+        Called as ``progress(steps_done, steps_total)`` about 200 times along
+        the run and at its end (a progress bar); it sees nothing of the state
+        and changes no number.
 
     Returns
     -------
@@ -597,8 +603,11 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
 
     # Overflow and NaN are expected when a run blows up; they are detected below
     # from the values and recorded, not raised as floating-point warnings.
+    progress_stride = max(1, n_total // 200) if progress is not None else 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(n_total + 1):
+            if progress_stride and n % progress_stride == 0:
+                progress(n, n_total)
             if is_record[n] and n > 0:
                 stop = record(n)
                 loss_sum, loss_count = 0.0, 0
@@ -626,6 +635,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
                     theta *= decay
                 theta -= lr * gr
 
+    if progress is not None:
+        progress(n_total, n_total)
     steps = np.asarray(extra.pop("n_steps"), dtype=np.int64)
     columns = {"n_steps": steps, "n_samples": steps * B, "t_fast": steps * lr}
     columns.update({name: np.asarray(values, dtype=float) for name, values in extra.items()})
@@ -641,7 +652,8 @@ class SGDRun:
     settings: SGDSettings
     seed: int
 
-    def run(self, *, progress_every: int = 0, backend=None) -> Trajectory:
+    def run(self, *, progress_every: int = 0, backend=None,
+            progress: Callable[[int, int], None] | None = None) -> Trajectory:
         student, teacher, data_rng = initial_problem(self.spec, self.seed)
         return run_sgd(student, teacher, self.spec.loss(), self.spec.T, self.settings, data_rng,
-                       progress_every=progress_every, backend=backend)
+                       progress_every=progress_every, backend=backend, progress=progress)

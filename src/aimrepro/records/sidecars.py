@@ -43,6 +43,11 @@ Sidecar fields (schema ``aimrepro.sidecar/1``)
     ``null`` where the platform has no ``resource`` module.
 ``diagnostics``
     Solver diagnostics (``converged``, ``iterations``, ``residual``, ...).
+``temporary``
+    True if the outputs are deleted by design once their consumers are done
+    (Snakemake ``temp()``: the datasets at the paper scale); the sidecar
+    stays, and a lineage check counts the absent file as deleted, not as
+    missing.  Absent (False) in sidecars written before this field.
 
 Paths inside a sidecar are stored as given by the caller, normally relative
 to the workflow's working directory.
@@ -227,6 +232,7 @@ def write_sidecar(
     config_hash: str | None = None,
     repo: PathLike | None = None,
     known_hashes: Mapping[str, str] | None = None,
+    temporary: bool = False,
 ) -> Path:
     """Write the provenance sidecar of a finished result, atomically.
 
@@ -263,6 +269,8 @@ def write_sidecar(
     known_hashes : mapping, optional
         ``{path: sha256}`` already computed for some ``inputs`` (by
         :func:`verify_input`), so large inputs are not read twice.
+    temporary : bool
+        The outputs will be deleted once used (recorded as ``temporary``).
 
     Returns
     -------
@@ -294,6 +302,7 @@ def write_sidecar(
         "inputs": {str(p): (known_hashes or {}).get(str(p)) or file_sha256(p) for p in inputs},
         "code": {str(p): file_sha256(p) for p in code},
         "diagnostics": _jsonable(dict(diagnostics)),
+        "temporary": bool(temporary),
         "aimrepro_version": aimrepro.__version__,
         # Where the imported package lives: the `code` hashes are of the
         # repository's files, which an installed copy elsewhere may not match.
@@ -332,13 +341,47 @@ class DamagedInputError(RuntimeError):
     """A result no longer matches its sidecar; the message is one line saying what to do."""
 
 
+#: The directories the pipeline writes its results to, each with one subdirectory per scale
+#: (``results/quick``, ``figures/paper``); a file there is a result and must have a sidecar.
+RESULT_ROOTS = ("results", "figures")
+
+
+def repair_targets(path: PathLike) -> list[str]:
+    """What ``aimrepro provenance --check --repair`` must be given to repair ``path`` whatever uses it.
+
+    For a result of the pipeline (``results/SCALE/...``, a relative path, as the
+    jobs see their inputs) the result directories of its scale
+    (``results/SCALE figures/SCALE``): the repair then finds every file made
+    from ``path``, however far downstream (a directory that does not exist
+    holds nothing to repair).  Elsewhere, the file's own directory.
+    """
+    parts = Path(path).parts
+    if len(parts) >= 3 and parts[0] in RESULT_ROOTS:
+        return [f"{root}/{parts[1]}" for root in RESULT_ROOTS]
+    return [str(Path(path).parent)]
+
+
+def repair_command(targets) -> str:
+    """The one command that repairs ``targets``' lineages, then the rebuild (printed by every refusal)."""
+    return (f"aimrepro provenance --check --repair {' '.join(str(t) for t in targets)} "
+            f"&& snakemake")
+
+
 def verify_input(path: PathLike) -> str:
     """Check a pipeline result against its sidecar before using it; return its sha256.
 
     A result whose bytes differ from the sha256 its own sidecar recorded was
     changed or damaged after it was made (a truncated table, a hand edit, a
-    half-copied file): a job must not draw from it.  A file without a
-    sidecar (a raw input) is only hashed.
+    half-copied file): a job must not draw from it.  Nor from a result (a
+    file under one of :data:`RESULT_ROOTS`) whose sidecar is gone: nothing
+    says how it was made.  A file without a sidecar elsewhere (a raw input)
+    is only hashed.
+
+    The refusal's remedy is one command that works whatever is downstream
+    (:func:`repair_command` on :func:`repair_targets`): the repair removes
+    the damaged file and every file made from it, which Snakemake then
+    rebuilds; deleting the damaged file alone would not do, since Snakemake
+    leaves an intermediate absent while what it feeds is up to date.
 
     Parameters
     ----------
@@ -359,9 +402,12 @@ def verify_input(path: PathLike) -> str:
     path = Path(path)
     digest = file_sha256(path)
     side = sidecar_path(path)
+    remedy = f"to rebuild it and what was made from it, run: {repair_command(repair_targets(path))}"
     if not side.exists():
+        if path.parts and path.parts[0] in RESULT_ROOTS:
+            raise DamagedInputError(f"input {path}: its sidecar {side} is missing (nothing says how "
+                                    f"it was made); {remedy}")
         return digest
-    remedy = f"delete {path} and rerun snakemake to rebuild it"
     try:
         record = read_sidecar(side)
     except (OSError, ValueError) as err:
