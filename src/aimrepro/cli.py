@@ -121,6 +121,8 @@ LINK_NAMES = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
 PARAMETRISATIONS = ("direct", "tied", "untied")
 #: Kernel libraries (``aimrepro.backends.BACKENDS``).
 BACKEND_NAMES = ("numpy", "torch")
+#: The config's presets (``aimrepro.config.SCALES``).
+SCALE_NAMES = ("quick", "referee", "paper")
 #: Channels defined for T = 2 only (docs/paper1.md §3.4); hardmax with T >= 3
 #: goes through a Fisher table (``se`` only, aimrepro.paper1.hardmax_tokens).
 _T2_ONLY_CHANNELS = ("hardmax_paper",)
@@ -812,7 +814,7 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
 
 
 def _cost_arguments(cost: argparse.ArgumentParser) -> None:
-    cost.add_argument("--scale", choices=("quick", "referee", "paper"), default=None,
+    cost.add_argument("--scale", choices=SCALE_NAMES, default=None,
                       help="the preset to cost (default: the config's `scale`)")
     cost.add_argument("--configfile", type=Path, default=None, metavar="FILE",
                       help="the config to cost (default: config.yaml at the repository root)")
