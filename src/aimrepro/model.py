@@ -122,6 +122,11 @@ class TokenLaw:
         return 3.0
 
     @property
+    def sixth_moment_finite(self) -> bool:
+        """E x⁶ < ∞: every law but Student-t with ν <= 6 (the Berry–Esseen rate of ‖x‖² needs it)."""
+        return self.name != "student_t" or self.dof > 6.0
+
+    @property
     def excess_kurtosis(self) -> float:
         """κ₄ = E x⁴ − 3: 0 (Gaussian), −2 (Rademacher), 3/p − 3 (sparse), 6/(ν − 4) (Student-t)."""
         return self.fourth_moment - 3.0

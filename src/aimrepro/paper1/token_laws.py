@@ -48,7 +48,7 @@ from aimrepro.paper1.channels import Hardmax2, OutputChannel, Softmax, make_chan
 from aimrepro.paper1.state_evolution import SEPoint, _mmse_any, solve_se
 
 __all__ = ["FiniteDPoint", "KnownPart", "diagonal_excess", "finite_d_se", "finite_d_shift", "known_part",
-           "law_channel", "law_se", "law_table"]
+           "law_channel", "law_se", "law_se_curve", "law_table"]
 
 #: Relative change of the information used to differentiate the SE root (delta method).
 _DELTA_STEP = 1e-3
@@ -316,3 +316,14 @@ def law_table(channel_name: str, T: int, rho: float, alpha: float, laws, dims, *
             rows.append((law.token, int(d), gaussian, asymptotic, shift, se))
     names = ("law", "d", "gaussian_se", "law_se", "shift", "shift_se")
     return {name: np.array([row[i] for row in rows]) for i, name in enumerate(names)}
+
+
+def law_se_curve(channel_name: str, T: int, rho: float, alphas, law: TokenLaw, *,
+                 beta: float | None = None) -> dict[str, np.ndarray]:
+    """The law's SE along a grid of α (d → ∞): columns ``alpha``, ``mmse``, ``converged`` (for the figure)."""
+    from aimrepro.paper1.state_evolution import se_curve
+
+    channel = law_channel(make_channel(channel_name, T=T, beta=beta), _check_law(law), rho)
+    points = se_curve(channel, np.asarray(alphas, dtype=float), rho)
+    return {"alpha": np.array([p.alpha for p in points]), "mmse": np.array([p.mmse for p in points]),
+            "converged": np.array([p.converged for p in points])}

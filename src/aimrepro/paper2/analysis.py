@@ -19,7 +19,7 @@ from aimrepro.paper2.sgd import TIME_FACTOR
 from aimrepro.paper2.trajectory import Trajectory, first_crossing_time
 from aimrepro.paper2.untied.fast import MeanLandscape
 
-__all__ = ["escape_time", "initial_slope", "instability_time", "mean_at", "overlap_change",
+__all__ = ["escape_time", "initial_slope", "instability_time", "law_run_summary", "mean_at", "overlap_change",
            "plateau_level", "recovery_summary", "samples_per_time", "student_mean"]
 
 
@@ -53,6 +53,25 @@ def recovery_summary(runs: Sequence[Trajectory], threshold: float) -> dict:
     return {"times": times, "samples": np.array([samples(run) for run in runs]),
             "n_recovered": int(np.isfinite(times).sum()), "n_runs": len(runs),
             "n_blowups": sum(run.blew_up for run in runs)}
+
+
+def law_run_summary(seed: int, sgd: Trajectory, gaussian_flow: Trajectory, law_flow: Trajectory,
+                    threshold: float) -> dict:
+    """One replicate of a token-law run (``docs/paper2.md`` §10): weak-recovery times of SGD and of both flows.
+
+    ``sgd`` ran on tokens of the law; ``gaussian_flow`` and ``law_flow`` start
+    from the same initial state (``flows.reference_flow`` with the Gaussian and
+    with the law's spec).  A time is NaN where the threshold is not reached;
+    ``*_end`` is the last recorded time (the horizon, the stop, or a blow-up).
+    """
+    def time(run: Trajectory) -> float:
+        t = run.weak_recovery_time(threshold)
+        return math.nan if t is None else float(t)
+
+    return {"seed": int(seed), "sgd_t_wr": time(sgd), "sgd_end": float(sgd.t_ode[-1]) if len(sgd) else 0.0,
+            "blew_up": bool(sgd.blew_up), "t_blowup": float(sgd.t_blowup),
+            "gaussian_flow_t_wr": time(gaussian_flow), "gaussian_flow_end": float(gaussian_flow.t_ode[-1]),
+            "law_flow_t_wr": time(law_flow), "law_flow_end": float(law_flow.t_ode[-1])}
 
 
 def student_mean(run: Trajectory) -> np.ndarray:

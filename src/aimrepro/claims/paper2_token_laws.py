@@ -1,0 +1,149 @@
+"""Beyond the papers: paper 2's weak recovery with tokens that are not Gaussian (``docs/paper2.md`` §10).
+
+Figure S3's problem (one token, h₂, tied W and direct S, per-sample rate
+η/(d ln d)) with the token law changed; per replicate the SGD run and two
+flows from its initial state: the Gaussian population flow (the paper's
+prediction) and the flow of the law's population loss (ours: Φ at
+q + (κ₄/2) D).  Rows, per parametrisation and law:
+
+``p2-tokens-<param>-<link>-<law>-gaussian-flow``
+    SGD on the law's tokens crosses the weak-recovery threshold when the
+    Gaussian flow does: the gap T_wr(SGD) − T_wr(Gaussian flow) as a finite-size
+    trend (as the Figure S3 rows ``p2-s3-sgd-follows-flow-*``: tolerance 10 % of
+    the flow's T_wr at the largest d).  A run that does not cross by its end
+    counts at its end, a lower bound of its T_wr: if the lower bounds alone
+    exceed the tolerance at every d beyond two errors of the mean, the row
+    fails without a fit.  A run that blows up fails the row.
+``p2-tokens-<param>-<link>-<law>-law-flow``
+    the same against the law's flow, on the replicates where SGD and the flow
+    both cross; informational when fewer than two sizes have two such pairs,
+    or when SGD blew up (the law's flow needs E x⁴ < ∞, SGD's loss E x⁸).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from aimrepro.claims.table import FAIL, INFORMATIONAL, ClaimRow, claim_row
+from aimrepro.claims.trends import fit_finite_size, judge_trend, mean_and_sem
+from aimrepro.model import TokenLaw
+
+__all__ = ["FLOW_TWR_REL_TOL", "paper2_token_laws_claims"]
+
+#: Tolerance of a gap, relative to the reference flow's mean T_wr at the largest d (the Figure S3 rows').
+FLOW_TWR_REL_TOL = 0.1
+
+_row = functools.partial(claim_row, "paper2")
+_SECTION = "§10 (beyond the papers), §5.1–5.2"
+
+
+def _gaps(summaries: Sequence[Mapping], flow: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Gaps T_wr(SGD) − T_wr(flow) of the replicates where both cross; lower bounds where only the flow does."""
+    crossed, bounds, missing = [], [], 0
+    for s in summaries:
+        flow_time = s[f"{flow}_t_wr"]
+        if not math.isfinite(flow_time):
+            missing += 1
+        elif math.isfinite(s["sgd_t_wr"]):
+            crossed.append(s["sgd_t_wr"] - flow_time)
+        else:
+            bounds.append(s["sgd_end"] - flow_time)
+    return np.array(crossed), np.array(bounds), missing
+
+
+def _flow_times(summaries: Sequence[Mapping], flow: str) -> str:
+    times = [s[f"{flow}_t_wr"] for s in summaries]
+    finite = [t for t in times if math.isfinite(t)]
+    text = f"{np.mean(finite):.3f}" if finite else "none"
+    return text + (f" ({len(times) - len(finite)} of {len(times)} not crossing)" if len(finite) < len(times) else "")
+
+
+def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Mapping]], threshold: float,
+              tolerance: float) -> list[ClaimRow]:
+    law = TokenLaw.parse(token)
+    dims = sorted(runs)
+    rows = []
+    blown = {d: [s for s in runs[d] if s["blew_up"]] for d in dims}
+    n_blown = sum(len(v) for v in blown.values())
+    unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
+    for flow, words in (("gaussian_flow", "the Gaussian population flow (the paper's theory)"),
+                        ("law_flow", f"the flow of the law's population loss, kappa4 = {law.excess_kurtosis:g} "
+                                     f"(ours)")):
+        row = functools.partial(
+            _row, id=f"p2-tokens-{param}-{link}-{token}-{flow.replace('_', '-')}", section=_SECTION,
+            claim=(f"{param}, {link}, {token} tokens: SGD crosses |p12|/p22 >= {threshold:g} when {words}, "
+                   f"same initial state, does, as d grows"), expected=0.0)
+        times = "; ".join(f"d={d}: {_flow_times(runs[d], flow)}" for d in dims)
+        largest = [s[f"{flow}_t_wr"] for s in runs[dims[-1]] if math.isfinite(s[f"{flow}_t_wr"])]
+        scale = tolerance * float(np.mean(largest)) if largest else math.nan
+        tolerance_text = (f"|e∞| <= {tolerance:g} T_wr(flow, d = {dims[-1]}) = {scale:.3g} + 2 s.e., 1/d form "
+                          f"consistent" if largest else f"{tolerance:g} T_wr(flow) (the flow does not cross)")
+        if n_blown:
+            where = ", ".join(f"d={d}: {len(v)} of {len(runs[d])} (first at t = "
+                              f"{min(s['t_blowup'] for s in v):.3g})" for d, v in blown.items() if v)
+            reason = (f"SGD blows up on these tokens: {where}; the expected h2 loss is finite only if E x^8 < inf"
+                      + (f", and this law has E x^8 = inf" if law.name == "student_t" and law.dof <= 8 else ""))
+            if flow == "gaussian_flow":
+                rows.append(row(measured="SGD blew up", tolerance=tolerance_text, verdict=FAIL,
+                                note=f"{reason}; flow T_wr {times}"))
+            else:
+                rows.append(row(measured="SGD blew up", tolerance=tolerance_text, verdict=INFORMATIONAL,
+                                note=f"{reason}; the law's flow (which needs only E x^4 < inf) describes no run; "
+                                     f"flow T_wr {times}"))
+            continue
+        per_d, bounds, missing = {}, {}, {}
+        for d in dims:
+            per_d[d], bounds[d], missing[d] = _gaps(runs[d], flow)
+        counts = "; ".join(f"d={d}: {per_d[d].size} crossed, {bounds[d].size} not by their end, "
+                           f"{missing[d]} flows not crossing" for d in dims)
+        lower = {d: np.concatenate([per_d[d], bounds[d]]) for d in dims if bounds[d].size}
+        if lower and math.isfinite(scale):
+            bound_means = {d: mean_and_sem(np.concatenate([per_d[d], bounds[d]])) for d in dims}
+            if all(m - 2 * (s if math.isfinite(s) else 0.0) > scale for m, s, _ in bound_means.values()):
+                rows.append(row(
+                    measured=min(m for m, _, _ in bound_means.values()), tolerance=tolerance_text, verdict=FAIL,
+                    note=(f"lower bounds of T_wr(SGD) − T_wr(flow) ({unit}; a run not crossing counts at its end): "
+                          + "; ".join(f"d = {d}: >= {m:+.3f} ± {s:.2g}" for d, (m, s, _) in bound_means.items())
+                          + f"; exceed the tolerance at every d: a deviation of order one; {counts}; "
+                            f"flow T_wr {times}")))
+                continue
+        usable = {d: v for d, v in per_d.items() if v.size >= 2 and np.std(v) > 0}
+        if len(usable) < 2 or not math.isfinite(scale):
+            rows.append(row(measured="too few crossings", tolerance=tolerance_text, verdict=INFORMATIONAL,
+                            note=f"fewer than two sizes with two replicates where SGD and the flow both cross "
+                                 f"within their horizons: {counts}; flow T_wr {times}"))
+            continue
+        trend = fit_finite_size(list(usable), [float(v.mean()) for v in usable.values()],
+                                [float(v.std(ddof=1) / math.sqrt(v.size)) for v in usable.values()],
+                                [v.size for v in usable.values()])
+        rows.append(row(measured=trend.limit, tolerance=tolerance_text, **judge_trend(
+            trend, scale, trend.consistent and trend.within(scale),
+            f"T_wr(SGD) − T_wr(flow) per replicate ({unit}), mean ± error of the mean: {trend.per_d_text()}; "
+            f"{trend.fit_text()}; {counts}; flow T_wr {times}")))
+    return rows
+
+
+def paper2_token_laws_claims(runs: Mapping[tuple[str, str, str, int], Sequence[Mapping]], *, threshold: float,
+                             tolerance: float = FLOW_TWR_REL_TOL) -> list[ClaimRow]:
+    """All token-law rows of paper 2 (module notes).
+
+    Parameters
+    ----------
+    runs : {(param, link, law token, d): per replicate ``analysis.law_run_summary`` dicts};
+        Gaussian entries are ignored (their rows are Figure S3's)
+    threshold : the weak-recovery threshold on |p12|/p22 the summaries used
+    tolerance : the relative tolerance of a gap (:data:`FLOW_TWR_REL_TOL`)
+    """
+    grouped: dict[tuple[str, str, str], dict[int, Sequence[Mapping]]] = {}
+    for (param, link, token, d), summaries in runs.items():
+        if TokenLaw.parse(token).is_gaussian or not summaries:
+            continue
+        grouped.setdefault((param, link, token), {})[int(d)] = summaries
+    rows = []
+    for (param, link, token), per_d in sorted(grouped.items()):
+        rows += _rows_for(param, link, token, per_d, threshold, tolerance)
+    return rows
