@@ -379,13 +379,14 @@ class Hardmax2(OutputChannel):
         r2 = 3.0 * (Q0 - q)
         if self.diagonal_excess:
             self.omega_std(q)  # a negative diagonal variance raises the clear error here
-        lam = (3.0 * q + self.diagonal_excess) / r2
+        # without an excess, exactly the Gaussian expression (the same bits as before the token laws)
+        lam = (3.0 * q + self.diagonal_excess) / r2 if self.diagonal_excess else q / (Q0 - q)
         total = 0.0
         for corr in (1.0 / 3.0, -1.0 / 3.0):
             if lam == 0.0:
                 k1 = k2 = np.zeros(1)
                 weights = np.ones(1)
-            elif (2.0 * q + self.diagonal_excess) / r2 < PRINCIPAL_RULE_BELOW:
+            elif self.diagonal_excess and (2.0 * q + self.diagonal_excess) / r2 < PRINCIPAL_RULE_BELOW:
                 # a narrow ridge: principal axes, the shared ω12 (along (1, ±1)) and the
                 # diagonal ω_aa, whose variance (2q + e)/r² vanishes at q = ρ for Rademacher
                 k1, k2, weights = _principal_rule_2d((4.0 * q + self.diagonal_excess) / r2,
