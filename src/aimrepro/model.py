@@ -140,6 +140,12 @@ class TokenLaw:
             return f"student_t_nu{self.dof:g}"
         return self.name
 
+    @property
+    def path_suffix(self) -> str:
+        """What a result path of this law appends to its problem's directory: ``""`` (Gaussian, today's
+        paths) or ``_tok-<token>``, e.g. ``_tok-sparse_p0.5``."""
+        return "" if self.is_gaussian else f"_tok-{self.token}"
+
     @classmethod
     def parse(cls, token: str) -> TokenLaw:
         """Inverse of :attr:`token`."""

@@ -56,6 +56,8 @@ def test_defaults_names_and_path_tokens():
         assert TokenLaw.parse(law.token) == law
         assert TokenLaw(**law.to_dict()) == law
     assert GAUSSIAN.is_gaussian and not TokenLaw("rademacher").is_gaussian
+    assert [law.path_suffix for law in LAWS[:3]] == ["", "_tok-rademacher", "_tok-sparse_p0.3"]
+    assert [law.sixth_moment_finite for law in LAWS] == [True, True, True, False, True]
 
 
 @pytest.mark.parametrize(("law", "kurtosis"), [

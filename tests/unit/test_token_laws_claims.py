@@ -128,16 +128,20 @@ def test_paper2_rows():
                                                  for s in range(3)]
         runs[("tied", "h2", "student_t_nu5", d)] = [summary(s, math.nan, 0.6, 0.2, end=0.01, blew_up=True)
                                                     for s in range(3)]
+        # a run that blew up after crossing keeps its T_wr: no blow-up verdict
+        runs[("direct", "h2", "sparse_p0.5", d)] = [summary(s, 0.6 + 0.002 * s + 1 / d, 0.6, 0.6, blew_up=s == 0)
+                                                    for s in range(3)]
     rows = by_id(paper2_token_laws_claims(runs, threshold=0.3))
     assert rows["p2-tokens-tied-h2-sparse_p0.5-gaussian-flow"].verdict == "FAIL"
     assert rows["p2-tokens-tied-h2-sparse_p0.5-law-flow"].verdict == "pass"
     rademacher = rows["p2-tokens-tied-h2-rademacher-gaussian-flow"]
-    assert rademacher.verdict == "FAIL" and "lower bounds" in rademacher.note
+    assert rademacher.verdict == "FAIL" and "a lower bound" in rademacher.note and "order one" in rademacher.note
     assert rows["p2-tokens-tied-h2-rademacher-law-flow"].verdict == "informational"
     assert rows["p2-tokens-tied-h2-student_t_nu5-gaussian-flow"].verdict == "FAIL"
     assert "E x^8 = inf" in rows["p2-tokens-tied-h2-student_t_nu5-gaussian-flow"].note
     assert rows["p2-tokens-tied-h2-student_t_nu5-law-flow"].verdict == "informational"
     assert not any("gaussian-gaussian" in key for key in rows)
+    assert rows["p2-tokens-direct-h2-sparse_p0.5-gaussian-flow"].verdict == "pass"
 
 
 # ---------------------------------------------------------------------------
@@ -187,15 +191,32 @@ def trajectory(times, overlap, *, blew_up=False):
     return Trajectory(times, order, 100, blew_up, times[-1] if blew_up else math.nan, {})
 
 
+def test_a_run_away_state_is_a_blow_up_and_its_crossing_does_not_count():
+    from aimrepro.paper2.analysis import law_run_summary, runaway_time
+
+    t = np.linspace(0, 1, 11)
+    sane = trajectory(t, 0.6 * t)
+    wild = trajectory(t, 0.01 + 0 * t)
+    wild.order[5:, list(ORDER_NAMES).index("Psi11")] = 1e4  # the student's norm explodes at t = 0.5
+    wild.order[5:, list(ORDER_NAMES).index("Psi12")] = 1e3  # ... and drags |p12|/p22 over any threshold
+    assert math.isnan(runaway_time(sane)) and runaway_time(wild) == pytest.approx(0.5)
+    summary_wild = law_run_summary(0, wild, sane, sane, 0.3)
+    assert summary_wild["blew_up"] and math.isnan(summary_wild["sgd_t_wr"])
+    summary_sane = law_run_summary(0, sane, sane, sane, 0.3)
+    assert not summary_sane["blew_up"] and summary_sane["sgd_t_wr"] == pytest.approx(0.5)
+
+
 def test_paper2_figure_draws_sgd_flows_and_blowups():
     t = np.linspace(0, 2, 21)
     sgd = {("tied", "rademacher"): [trajectory(t, 0.01 * t)], ("tied", "student_t_nu5"): [trajectory(t[:2], 0 * t[:2], blew_up=True)],
            ("direct", "sparse_p0.5"): [trajectory(t, 0.3 * t)]}
     law_flows = {("tied", "rademacher"): [trajectory(t, 0.005 * t)], ("direct", "sparse_p0.5"): [trajectory(t, 0.25 * t)]}
-    fig = draw_token_laws_dynamics(sgd, law_flows, {"tied": [trajectory(t, 0.4 * t)]}, d=100, threshold=0.3)
+    fig = draw_token_laws_dynamics(sgd, law_flows, {"tied": [trajectory(t, 0.4 * t)]},
+                                   dims={"tied": 100, "direct": 50}, threshold=0.3)
     tied, direct = fig.axes[:2]
     styles = [line.get_linestyle() for line in tied.get_lines()]
     assert ":" in styles and "--" in styles  # the Gaussian flow, the law's flow
     assert any(line.get_marker() == "x" for line in tied.get_lines())  # the blow-up
-    assert "1 of 1 SGD runs blew up" in fig._suptitle.get_text()
+    assert "1 of 1 SGD runs blew up or ran away" in fig._suptitle.get_text()
     assert np.allclose(direct.get_lines()[0].get_ydata(), 0.3 * t)
+    assert tied.get_title().endswith("d = 100") and direct.get_title().endswith("d = 50")
