@@ -264,3 +264,21 @@ def test_reference_flow_follows_the_spec_law_and_rademacher_removes_the_tied_sym
     assert gaussian.p12[0] == rademacher.p12[0] == sparse.p12[0]
     assert gaussian.weak_recovery_time(0.3) is not None and rademacher.weak_recovery_time(0.3) is None
     assert sparse.weak_recovery_time(0.3) < gaussian.weak_recovery_time(0.3)
+
+
+def test_law_replicates_pair_sgd_with_both_flows_from_its_initial_state():
+    from aimrepro.paper2.sgd import SGDSettings
+    from aimrepro.paper2.token_law_runs import law_replicates
+
+    spec = ProblemSpec("tied", "h2", 1, 30, rho=0.5, tokens=SPARSE)
+    settings = SGDSettings(lr=0.02, batch=32, horizon=0.3, n_records=7, stop_overlap=0.5)
+    summaries, trajectories = law_replicates(spec, settings, [0, 3], threshold=0.3)
+    assert [s["seed"] for s in summaries] == [0, 3] and set(trajectories) == {0, 3}
+    run, gaussian, law = trajectories[3]
+    assert run.p12[0] == gaussian.p12[0] == law.p12[0]  # one initial state
+    assert not np.array_equal(gaussian.order, law.order)  # kappa4 = 3 moves the law's flow
+    again, _ = law_replicates(replace(spec, tokens=GAUSSIAN), settings, [3], threshold=0.3)
+    assert again[0]["gaussian_flow_t_wr"] == again[0]["law_flow_t_wr"] or (
+        math.isnan(again[0]["gaussian_flow_t_wr"]) and math.isnan(again[0]["law_flow_t_wr"]))
+    with pytest.raises(ValueError, match="seeds must be distinct"):
+        law_replicates(spec, settings, [1, 1], threshold=0.3)
