@@ -123,6 +123,9 @@ PARAMETRISATIONS = ("direct", "tied", "untied")
 BACKEND_NAMES = ("numpy", "torch")
 #: The config's presets (``aimrepro.config.SCALES``).
 SCALE_NAMES = ("quick", "referee", "paper")
+#: Laws of the token coordinates (``aimrepro.model.TOKEN_LAWS``) and Student-t's default ν.
+TOKEN_LAW_NAMES = ("gaussian", "rademacher", "sparse", "student_t")
+DEFAULT_STUDENT_DOF = 5.0
 #: Channels defined for T = 2 only (docs/paper1.md §3.4); hardmax with T >= 3
 #: goes through a Fisher table (``se`` only, aimrepro.paper1.hardmax_tokens).
 _T2_ONLY_CHANNELS = ("hardmax_paper",)
@@ -239,6 +242,42 @@ _SAMPLING_OPTIONS = ("T", "rho", "alpha", "d", "seed", "replicate", "test_sample
 _SAMPLING_REQUIRED = ("T", "rho", "alpha", "d", "seed")
 
 
+def _add_token_arguments(sub: argparse.ArgumentParser) -> None:
+    """--tokens and its parameters (``aimrepro.model.TokenLaw``; docs/paper1.md §13)."""
+    sub.add_argument("--tokens", choices=TOKEN_LAW_NAMES, default=None,
+                     help="law of the token coordinates, mean 0 and variance 1 (default gaussian, "
+                          "the papers'; with --dataset, the dataset's)")
+    sub.add_argument("--keep-prob", type=_finite_number(0.0, strict=True), default=None, metavar="P",
+                     help="sparse tokens: probability in (0, 1] that a coordinate is kept")
+    sub.add_argument("--dof", type=_finite_number(4.0, strict=True), default=None, metavar="NU",
+                     help=f"student_t tokens: degrees of freedom, finite > 4 (default {DEFAULT_STUDENT_DOF:g})")
+
+
+def _token_law(args: argparse.Namespace, subparser: argparse.ArgumentParser, *, default=None):
+    """The TokenLaw of --tokens, --keep-prob, --dof; one-line usage errors naming the option."""
+    from aimrepro.model import GAUSSIAN, TokenLaw
+
+    name = args.tokens
+    if name is None:
+        for option in ("keep_prob", "dof"):
+            if getattr(args, option) is not None:
+                subparser.error(f"argument --{option.replace('_', '-')}: needs --tokens "
+                                f"{'sparse' if option == 'keep_prob' else 'student_t'}")
+        return GAUSSIAN if default is None else default
+    if name == "sparse" and args.keep_prob is None:
+        subparser.error("argument --keep-prob: required with --tokens sparse")
+    if args.keep_prob is not None and name != "sparse":
+        subparser.error(f"argument --keep-prob: applies to --tokens sparse only, not {name}")
+    if args.dof is not None and name != "student_t":
+        subparser.error(f"argument --dof: applies to --tokens student_t only, not {name}")
+    if args.keep_prob is not None and args.keep_prob > 1:
+        subparser.error(f"argument --keep-prob: must be a probability in (0, 1], got {args.keep_prob:g}")
+    try:
+        return TokenLaw(name, keep_prob=args.keep_prob, dof=args.dof)
+    except ValueError as err:
+        subparser.error(f"argument --tokens: {err}")
+
+
 def _add_dataset_arguments(sub: argparse.ArgumentParser, *, T_help: str) -> None:
     """The arguments naming an AIM dataset (``amp``, ``gd``): a dataset file, or T, rho, alpha, d, seeds, test size.
 
@@ -283,6 +322,8 @@ def _resolve_dataset(args: argparse.Namespace, subparser: argparse.ArgumentParse
     if given:
         subparser.error(f"argument --dataset: not allowed with --{given[0].replace('_', '-')} "
                         f"(the dataset file fixes T, rho, alpha, d, the seeds and the test set)")
+    if getattr(args, "tokens", None) is not None:
+        subparser.error("argument --dataset: not allowed with --tokens (the dataset file fixes the token law)")
     from aimrepro.paper1.data import load_dataset
 
     try:
@@ -510,6 +551,7 @@ def _sgd_arguments(sgd: argparse.ArgumentParser) -> None:
                      help="records on a uniform t_ode grid including 0 and H (default 101)")
     sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
                      help="weak-recovery threshold on |p12|/p22 (default 0.3)")
+    _add_token_arguments(sgd)
     _add_backend(sgd)
     _add_memory_limit(sgd)
     _add_quiet(sgd)
@@ -563,7 +605,8 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
 
     try:
         spec = ProblemSpec(args.param, args.link, args.T, args.d, rho=args.rho, beta=args.beta,
-                           teacher_link=args.teacher_link, normalisation=args.normalisation)
+                           teacher_link=args.teacher_link, normalisation=args.normalisation,
+                           tokens=_token_law(args, subparser))
         settings = SGDSettings(lr=args.lr, batch=args.batch, horizon=args.horizon,
                                weight_decay=args.weight_decay, n_records=args.records)
         backend = make_backend(args.backend)
@@ -594,7 +637,8 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     _print_json({"weak_recovery_time": trajectory.weak_recovery_time(args.threshold),
                  "threshold": args.threshold, "blew_up": bool(trajectory.blew_up),
                  "t_blowup": None if not trajectory.blew_up else float(trajectory.t_blowup),
-                 "n_steps": int(np.max(trajectory.extra["n_steps"]))})
+                 "n_steps": int(np.max(trajectory.extra["n_steps"]))}
+                | ({} if spec.tokens.is_gaussian else {"tokens": spec.tokens.to_dict()}))
     return 0
 
 
@@ -611,6 +655,7 @@ def _amp_arguments(amp: argparse.ArgumentParser) -> None:
                      help="softmax inverse temperature, finite > 0 (default 1; softmax only)")
     amp.add_argument("--max-iter", type=_integer_at_least(1), default=2000, metavar="N",
                      help="iteration cap (default 2000, aimrepro.paper1.amp.StoppingRule)")
+    _add_token_arguments(amp)
     _add_backend(amp)
     _add_memory_limit(amp)
     _add_quiet(amp)
@@ -643,11 +688,13 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     from aimrepro.paper1.state_evolution import solve_se
 
     beta = (1.0 if args.beta is None else args.beta) if args.channel == "softmax" else None
+    law = _token_law(args, subparser, default=None if args.loaded is None else args.loaded.spec.tokens)
     bar = _progress_bar(args, "aimrepro amp (at most --max-iter iterations)", estimate.seconds,
                         "amp", args.max_iter, "iterations")
     try:
         spec = DatasetSpec(link=_CHANNEL_LINK[args.channel], T=args.T, rho=args.rho, d=args.d,
-                           alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta)
+                           alpha=args.alpha, replicate=args.replicate, n_test=args.test_samples, beta=beta,
+                           tokens=law)
         dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
         iterations = [0]
 
@@ -661,12 +708,18 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
                                  callback=advance if bar is not None else None)
         _close(bar, f"stopped after {run.result.iterations} iterations ({run.result.status})")
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
+        law_fields = {}
+        if not law.is_gaussian:
+            from aimrepro.paper1.token_laws import law_se
+
+            law_fields = {"tokens": law.to_dict(), "se_mmse_tokens": law_se(
+                make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho, law).mmse}
     except ValueError as err:
         _refuse_science_error(err, subparser)
     summary = run.summary()
     _print_json({key: summary[key] for key in ("error", "generalisation_error", "plugin_generalisation_error",
                                                "bayes_generalisation_error", "iterations", "status", "converged")}
-                | {"se_mmse": se_mmse})
+                | {"se_mmse": se_mmse} | law_fields)
     return 0
 
 
@@ -690,6 +743,7 @@ def _gd_arguments(gd: argparse.ArgumentParser) -> None:
     gd.add_argument("--threads", type=_integer_at_least(1), default=1, metavar="N",
                     help="blocks of students trained at once, integer >= 1 (default 1); "
                          "the result does not depend on it")
+    _add_token_arguments(gd)
     _add_backend(gd)
     _add_memory_limit(gd)
     _add_quiet(gd)
@@ -723,10 +777,11 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     from aimrepro.paper1.state_evolution import solve_se
 
     args.beta = 1.0 if args.beta is None else args.beta
+    law = _token_law(args, subparser, default=None if args.loaded is None else args.loaded.spec.tokens)
     bar = _progress_bar(args, "aimrepro gd", estimate.seconds, "gd", args.steps + 1, "Adam steps")
     try:
         spec = DatasetSpec(link="softmax", T=args.T, rho=args.rho, d=args.d, alpha=args.alpha,
-                           replicate=args.replicate, n_test=args.test_samples, beta=args.beta)
+                           replicate=args.replicate, n_test=args.test_samples, beta=args.beta, tokens=law)
         settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
         dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
         run = run_on_dataset(dataset, args.inits, settings, threads=args.threads, backend=args.backend,
@@ -738,7 +793,8 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
     summary = run.summary()
     _print_json({key: summary[key] for key in ("single_error", "averaged_error", "train_loss",
                                                "generalisation_error")}
-                | {"se_mmse": se_mmse, "n_diverged": summary["n_diverged"]})
+                | {"se_mmse": se_mmse, "n_diverged": summary["n_diverged"]}
+                | ({} if law.is_gaussian else {"tokens": law.to_dict()}))
     return 0
 
 

@@ -44,7 +44,7 @@ def test_every_subcommand_has_a_builder_and_a_runner_and_the_parser_lists_them_a
 def test_the_names_spelled_in_the_cli_are_the_registries():
     from aimrepro.backends import BACKENDS
     from aimrepro.config import SCALES
-    from aimrepro.model import LINKS
+    from aimrepro.model import DEFAULT_STUDENT_DOF, LINKS, TOKEN_LAWS
     from aimrepro.paper1 import spectra
     from aimrepro.paper1.amp import CHANNEL_LINK
     from aimrepro.paper1.channels import CHANNELS
@@ -56,6 +56,7 @@ def test_the_names_spelled_in_the_cli_are_the_registries():
     assert cli.PARAMETRISATIONS == PARAMETRISATIONS
     assert cli.BACKEND_NAMES == BACKENDS
     assert cli.SCALE_NAMES == SCALES
+    assert cli.TOKEN_LAW_NAMES == tuple(TOKEN_LAWS) and cli.DEFAULT_STUDENT_DOF == DEFAULT_STUDENT_DOF
     assert cli._CHANNEL_LINK == dict(CHANNEL_LINK)
     assert cli._MAX_SEQUENCES == MAX_SEQUENCES
     args = type("Args", (), {"rho": spectra.RHO_MIN})()

@@ -1,7 +1,8 @@
 """Online SGD of attention-indexed models for direct, tied and untied attention (``docs/paper2.md`` §2).
 
 One engine trains a student index S₁ against a fixed teacher S₂ on fresh
-Gaussian tokens, with the teacher–student loss of :mod:`.losses`, for three
+Gaussian tokens (or tokens of another law with mean 0 and variance 1,
+``ProblemSpec.tokens``, ``docs/paper2.md`` §10), with the teacher–student loss of :mod:`.losses`, for three
 parametrisations of the student:
 
 ``direct``  S ∈ R^{d×d} itself, centered index ([P App. E, eq. 395]);
@@ -48,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aimrepro.backends import make_backend
+from aimrepro.model import GAUSSIAN, TokenLaw
 from aimrepro.paper2.losses import MSELoss, make_link
 from aimrepro.paper2.matrices import DenseMatrix, FactoredMatrix, trace_products
 from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
@@ -294,6 +296,10 @@ class ProblemSpec:
         direction; the moments move by O(1/d), ``docs/paper2.md`` §2.3).
     loss_prefactor : float
         c of ℒ = c‖F(G₁) − F(G₂)‖².
+    tokens : aimrepro.model.TokenLaw
+        Law of the token coordinates (default Gaussian, the paper's); the data
+        stream of a replicate draws the same standard normals whatever the law
+        (``model.TokenLaw``: common random numbers across laws).
     """
 
     param: str
@@ -310,8 +316,11 @@ class ProblemSpec:
     teacher_mean: float = 0.0
     loss_prefactor: float = 0.5
     init_mean: float | None = None
+    tokens: TokenLaw = GAUSSIAN
 
     def __post_init__(self) -> None:
+        if not isinstance(self.tokens, TokenLaw):
+            raise ValueError(f"tokens must be a model.TokenLaw, got {self.tokens!r}")
         if self.param not in PARAMETRISATIONS:
             raise ValueError(f"param must be one of {PARAMETRISATIONS}, got {self.param!r}")
         if self.normalisation not in NORMALISATIONS:
@@ -521,7 +530,7 @@ def _numpy_gradients(student: Student, teacher: FactoredMatrix, loss: MSELoss, X
 
 def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
             settings: SGDSettings, rng: np.random.Generator, *,
-            progress_every: int = 0, backend=None,
+            progress_every: int = 0, backend=None, tokens: TokenLaw = GAUSSIAN,
             progress: Callable[[int, int], None] | None = None) -> Trajectory:
     """Online SGD of ``student`` against ``teacher``; the student is updated in place.
 
@@ -535,6 +544,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
     settings : SGDSettings
     rng : numpy.random.Generator
         The data stream: each step draws one (B, T, d) array of tokens.
+    tokens : aimrepro.model.TokenLaw
+        Their law (default: standard Gaussian, drawn exactly as before the laws existed).
     progress_every : int
         Log a progress line every this many records (0: never).
     backend : None, str, mapping or :class:`aimrepro.backends.Backend`
@@ -563,6 +574,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
     d = student.d
     if teacher.d != d:
         raise ValueError(f"teacher is {teacher.d}×{teacher.d}, student {d}×{d}")
+    if not isinstance(tokens, TokenLaw):
+        raise ValueError(f"tokens must be a model.TokenLaw, got {tokens!r}")
     if not (isinstance(T, (int, np.integer)) and T >= loss.min_T):
         raise ValueError(f"T must be an integer >= {loss.min_T}, got {T!r}")
     backend = make_backend(backend)
@@ -615,7 +628,7 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
                     break
             if n == n_total:
                 break
-            X = rng.standard_normal((B, T, d))
+            X = tokens.sample(rng, (B, T, d))
             batch_losses, grads = gradients(student, teacher, loss, X)
             batch_loss = float(np.mean(batch_losses))
             if n == 0:
@@ -656,4 +669,5 @@ class SGDRun:
             progress: Callable[[int, int], None] | None = None) -> Trajectory:
         student, teacher, data_rng = initial_problem(self.spec, self.seed)
         return run_sgd(student, teacher, self.spec.loss(), self.spec.T, self.settings, data_rng,
-                       progress_every=progress_every, backend=backend, progress=progress)
+                       progress_every=progress_every, backend=backend, tokens=self.spec.tokens,
+                       progress=progress)
