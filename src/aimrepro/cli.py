@@ -46,6 +46,13 @@
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
     sidecars down to its raw inputs.
+``aimrepro diff A B [--rtol R] [--atol A] [--details] [--json]``
+    Compare two result trees (two repositories after a run, or two
+    directories of results) file by file: present in one only, the same
+    bytes, the same content within the tolerance, or what differs
+    (``aimrepro.records.diff``).  A summary first, one line per result that
+    is not the same; ``--details`` lists everything that differs.  Exit 0
+    when the trees are equal within the tolerance, 1 otherwise.
 ``aimrepro cost [--scale quick|paper] [--configfile F] [--json]``
     What a pipeline run would cost before it is launched: per rule the
     number of jobs, core-hours (expected, and if every data-dependent loop
@@ -246,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Theory, simulations, costs and provenance audits of the AIM reproduction.",
     )
     commands = parser.add_subparsers(dest="command", required=True,
-                                     metavar="{se,threshold,amp,gd,sgd,provenance,cost}")
+                                     metavar="{se,threshold,amp,gd,sgd,provenance,diff,cost}")
 
     se = commands.add_parser(
         "se", help="solve the Bayes-optimal state evolution at given sample ratios",
@@ -374,6 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "and its consumer's record, every code file against its recorded "
                                  "hash; print what differs; exit 0 only if nothing does")
 
+    _add_diff_parser(commands)
+
     cost = commands.add_parser(
         "cost", help="what the pipeline would cost: core-hours, memory and disk per rule",
         description="Predict, before launching, what `snakemake --config scale=SCALE` costs: per "
@@ -441,6 +450,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _run_gd(args, subparser)
     if args.command == "cost":
         return _run_cost(args, subparser)
+    if args.command == "diff":
+        return _run_diff(args, subparser)
     return _run_provenance(args, subparser)
 
 
@@ -781,6 +792,44 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
           + (f", {len(check.problems)} problem{'s' if len(check.problems) > 1 else ''}"
              if check.problems else ""))
     return 1 if check.problems else 0
+
+
+def _add_diff_parser(commands: Any) -> argparse.ArgumentParser:
+    """``aimrepro diff A B``: compare two result trees (aimrepro.records.diff)."""
+    diff = commands.add_parser(
+        "diff", help="compare two result trees: which results differ, by how much, and why",
+        description="Compare the results and figures of two runs (two repositories, or two "
+                    "directories of results) file by file: present in one only, the same bytes, "
+                    "the same content within --rtol/--atol, or what differs (parameters, code, "
+                    "inputs and software from the sidecars; the largest absolute and relative "
+                    "difference per table column; changed claim verdicts and values; whether a "
+                    "figure's pixels changed). Exit 0 when every result is in both trees and "
+                    "equal within the tolerance, 1 otherwise.")
+    diff.add_argument("a", type=Path, metavar="A", help="the first tree (a repository or a "
+                      "directory of results)")
+    diff.add_argument("b", type=Path, metavar="B", help="the second tree")
+    diff.add_argument("--rtol", type=_finite_number(0.0, strict=False), default=0.0,
+                      help="relative tolerance: |a - b| <= atol + rtol max(|a|, |b|) (default 0)")
+    diff.add_argument("--atol", type=_finite_number(0.0, strict=False), default=0.0,
+                      help="absolute tolerance (default 0)")
+    diff.add_argument("--details", action="store_true",
+                      help="under each result that differs, list everything that differs")
+    diff.add_argument("--json", action="store_true", help="print one JSON object instead")
+    return diff
+
+
+def _run_diff(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    from aimrepro.records.diff import diff_trees, render_diff
+
+    for name, tree in (("A", args.a), ("B", args.b)):
+        if not tree.is_dir():
+            subparser.error(f"argument {name}: not a directory: {tree}")
+    compared = diff_trees(args.a, args.b, rtol=args.rtol, atol=args.atol)
+    if args.json:
+        print(json.dumps(compared.to_json(), allow_nan=False))
+    else:
+        print(render_diff(compared, details=args.details))
+    return 0 if compared.equal else 1
 
 
 def _workflow_root(start: Path) -> Path | None:
