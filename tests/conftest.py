@@ -47,8 +47,10 @@ if str(workflow_lib) not in sys.path:
 
 #: What a workflow run needs from the repository: the rules list
 #: src/aimrepro/*.py as inputs, so src/ is copied too (the package itself is
-#: imported from the editable install).
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore")
+#: imported from the editable install); the license, citation, README and
+#: pyproject go into a crate of its results.
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore",
+                  "LICENSE", "CITATION.cff", "README.md", "pyproject.toml")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".snakemake")
 
 CONFIG_SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -129,12 +131,15 @@ def copy_repository(destination: Path, config: dict | None = None) -> Path:
     return destination
 
 
-def run_snakemake(workdir: Path, *args: str, check: bool = True,
-                  timeout: float = 1200) -> subprocess.CompletedProcess:
-    """Run the venv's ``snakemake`` in ``workdir``; on failure with check, show its output."""
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the venv's ``snakemake`` in ``workdir`` (with ``env`` added to the environment).
+
+    On failure with ``check``, the test fails showing Snakemake's output.
+    """
     completed = subprocess.run(
         [executable("snakemake"), *args], cwd=workdir, capture_output=True, text=True,
-        timeout=timeout, check=False,
+        timeout=timeout, check=False, env=None if env is None else {**os.environ, **env},
     )
     if check and completed.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} exited {completed.returncode}\n"
@@ -272,6 +277,7 @@ SHARED_BUILD_MODULES = {
     "tests/workflow/test_amp_workflow.py": "tiny_run",
     "tests/workflow/test_gd_workflow.py": "tiny_run",
     "tests/workflow/test_report.py": "tiny_run",
+    "tests/workflow/test_crate_workflow.py": "tiny_run",
     # one throwaway Slurm per session, brought up and torn down by one worker
     "tests/cluster/test_slurm.py": "cluster",
 }

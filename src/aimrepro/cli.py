@@ -45,7 +45,11 @@
     S̄), ``se_mmse`` and ``n_diverged`` (students that diverged, left out).
 ``aimrepro provenance figures/quick/paper1_fig1.pdf``
     Print the lineage tree of a figure or result from the provenance
-    sidecars down to its raw inputs.
+    sidecars down to its raw inputs.  ``--check`` verifies it;
+    ``--crate OUT FILE...`` writes a Workflow Run RO-Crate (Provenance Run
+    Crate) of the lineage of one or more results to the new directory OUT,
+    zipped if OUT ends in ``.zip`` (``aimrepro.records.crate``), and prints
+    what it holds.
 ``aimrepro diff A B [--rtol R] [--atol A] [--details] [--json]``
     Compare two result trees (two repositories after a run, or two
     directories of results) file by file: present in one only, the same
@@ -372,14 +376,16 @@ def build_parser() -> argparse.ArgumentParser:
     provenance = commands.add_parser(
         "provenance", help="print the lineage tree of a result or figure",
         description="Follow provenance sidecars from FILE down to its raw inputs.")
-    provenance.add_argument("file", type=_existing_file, metavar="FILE",
-                            help="a result (.csv, .md, ...) or figure (.pdf, .png)")
+    provenance.add_argument("file", type=_existing_file, metavar="FILE", nargs="+",
+                            help="a result (.csv, .md, ...) or figure (.pdf, .png); several "
+                                 "with --crate")
     provenance.add_argument("--code", action="store_true",
                             help="also list the code files (with sha256) of each step")
     provenance.add_argument("--check", action="store_true",
                             help="verify the whole lineage instead: every file against its sidecar "
                                  "and its consumer's record, every code file against its recorded "
                                  "hash; print what differs; exit 0 only if nothing does")
+    _add_crate_option(provenance)
 
     _add_diff_parser(commands)
 
@@ -775,6 +781,11 @@ def _run_threshold(args: argparse.Namespace) -> int:
 def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     from aimrepro.records.lineage import check_lineage, lineage, render_lineage
 
+    if args.crate is not None:
+        return _run_crate(args, subparser)
+    if len(args.file) > 1:
+        subparser.error(f"argument FILE: one file (got {len(args.file)}); several only with --crate")
+    args.file = args.file[0]
     try:
         if args.check:
             check = check_lineage(args.file)
@@ -792,6 +803,33 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
           + (f", {len(check.problems)} problem{'s' if len(check.problems) > 1 else ''}"
              if check.problems else ""))
     return 1 if check.problems else 0
+
+
+def _add_crate_option(provenance: argparse.ArgumentParser) -> None:
+    """``aimrepro provenance --crate OUT FILE...``: a Workflow Run RO-Crate (aimrepro.records.crate)."""
+    provenance.add_argument(
+        "--crate", type=Path, default=None, metavar="OUT",
+        help="write a Workflow Run RO-Crate (Provenance Run Crate) of the FILEs' lineage to the new "
+             "directory OUT, or zipped if OUT ends in .zip: every job with its inputs, outputs, "
+             "parameters, code files and their sha256, times and host; the workflow, config, "
+             "software versions, license and citation; refused if the lineage does not verify")
+
+
+def _run_crate(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    from aimrepro.records.crate import CrateError, write_crate
+
+    if args.check or args.code:
+        subparser.error("argument --crate: not with --check or --code (a crate is only written "
+                        "of a lineage that verifies)")
+    if args.crate.exists():
+        subparser.error(f"argument --crate: {args.crate} exists; give a new directory or .zip file")
+    try:
+        summary = write_crate(args.file, args.crate)
+    except CrateError as err:
+        print(f"aimrepro provenance: {err}", file=sys.stderr)
+        return 1
+    print(summary.describe())
+    return 0
 
 
 def _add_diff_parser(commands: Any) -> argparse.ArgumentParser:

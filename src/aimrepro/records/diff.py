@@ -43,7 +43,7 @@ import numpy as np
 
 from aimrepro.claims.table import read_claims
 from aimrepro.records.files import PathLike, file_sha256
-from aimrepro.records.sidecars import _load_sidecar, sidecar_path
+from aimrepro.records.sidecars import _load_sidecar, flattened, sidecar_path
 from aimrepro.records.tables import read_table
 
 __all__ = ["SAME", "CLOSE", "DIFFERS", "ONLY_A", "ONLY_B", "STATUSES", "ColumnDiff",
@@ -317,25 +317,16 @@ def _explain(result: ResultDiff, a: Mapping[str, Any] | None, b: Mapping[str, An
         result.note = "no sidecar in A" if a is None and b is not None else (
             "no sidecar in B" if b is None and a is not None else "")
         return
-    flat_a = {**_flatten(a.get("params", {}), ""), "rule": a.get("rule"), "seed": a.get("seed")}
-    flat_b = {**_flatten(b.get("params", {}), ""), "rule": b.get("rule"), "seed": b.get("seed")}
+    flat_a = {**flattened(a.get("params", {}), ""), "rule": a.get("rule"), "seed": a.get("seed")}
+    flat_b = {**flattened(b.get("params", {}), ""), "rule": b.get("rule"), "seed": b.get("seed")}
     result.params = _changes(flat_a, flat_b)
     result.code = _changes(a.get("code", {}), b.get("code", {}))
     result.inputs = _changes(a.get("inputs", {}), b.get("inputs", {}))
     result.versions = _changes({**(a.get("versions") or {}), "aimrepro": a.get("aimrepro_version")},
                                {**(b.get("versions") or {}), "aimrepro": b.get("aimrepro_version")})
-    result.diagnostics = [c for c in _changes(_flatten(a.get("diagnostics") or {}, ""),
-                                              _flatten(b.get("diagnostics") or {}, ""))
+    result.diagnostics = [c for c in _changes(flattened(a.get("diagnostics") or {}, ""),
+                                              flattened(b.get("diagnostics") or {}, ""))
                           if not c.key.endswith(("seconds", "_bytes"))]
-
-
-def _flatten(value: Any, prefix: str) -> dict[str, Any]:
-    if isinstance(value, Mapping):
-        flat: dict[str, Any] = {}
-        for key, item in value.items():
-            flat.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
-        return flat
-    return {prefix: value}
 
 
 def _changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[FieldChange]:

@@ -506,6 +506,20 @@ def _remedy(path: Path, workdir: Path) -> str:
             f"entries {Path(entry).parent}/{stem}_*, then rerun snakemake to rebuild it")
 
 
+def flattened(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A sidecar's nested mapping (``params``, ``diagnostics``) as ``{dotted key: value}``.
+
+    >>> flattened({"wildcards": {"seed": "3"}, "lr": 0.1})
+    {'wildcards.seed': '3', 'lr': 0.1}
+    """
+    if isinstance(value, Mapping):
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(flattened(item, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: value}
+
+
 def _jsonable(value: Any) -> Any:
     """Convert numpy types and non-finite floats into strict-JSON values.
 
