@@ -176,3 +176,29 @@ def test_rocrate_reads_the_crate_back(repository, tmp_path):
     assert sorted(a.id for a in actions) == ["#job-figures/fig.json", "#job-results/curve.json",
                                              "#job-results/data.json", "#workflow-run"]
     assert crate.root_dataset["license"].id == "https://spdx.org/licenses/MIT"
+
+
+def test_cli_provenance_crate(repository, tmp_path, monkeypatch, capsys):
+    from aimrepro.cli import main
+
+    monkeypatch.chdir(repository)
+    assert main(["provenance", "--crate", str(tmp_path / "c.zip"), "figures/fig.pdf",
+                 "results/data.csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{tmp_path / 'c.zip'}: 3 jobs of 3 rules, ") and "CreateAction" in out
+    with pytest.raises(SystemExit) as refused:  # a crate is not overwritten
+        main(["provenance", "--crate", str(tmp_path / "c.zip"), "figures/fig.pdf"])
+    assert refused.value.code == 2 and "exists" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["provenance", "figures/fig.pdf", "results/data.csv"])  # one tree at a time
+    assert "several only with --crate" in capsys.readouterr().err
+    Path("results/data.csv").write_text("a\n2\n")
+    assert main(["provenance", "--crate", str(tmp_path / "d"), "figures/fig.pdf"]) == 1
+    assert "does not verify" in capsys.readouterr().err and not (tmp_path / "d").exists()
+
+
+def test_a_missing_code_file_forbids_a_crate(repository, tmp_path):
+    (repository / "code/figure.py").unlink()
+    with pytest.raises(rcrate.CrateError, match="figures/fig.pdf: code code/figure.py: missing"):
+        rcrate.write_crate([repository / "figures/fig.pdf"], tmp_path / "crate")
+    assert list(tmp_path.iterdir()) == [repository]  # nothing half-written

@@ -42,6 +42,7 @@ import datetime as _dt
 import json
 import os
 import shutil
+import tempfile
 import zipfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -148,9 +149,7 @@ def write_crate(targets: Sequence[PathLike], out: PathLike, *, repository: PathL
     roots = []
     for target in targets:
         checked = check_lineage(target)
-        # a temporary result gone since it was used, a raw input that matches its consumer's
-        # record: described from the records, not a reason to refuse
-        problems = [p for p in checked.problems if not p.endswith((": missing", ": no sidecar"))]
+        problems = _refusals(checked.root)
         if problems:
             raise CrateError(f"the lineage of {target} does not verify ({len(problems)} problem"
                              f"{'s' * (len(problems) > 1)}, first: {problems[0]}; see "
@@ -174,6 +173,23 @@ def write_crate(targets: Sequence[PathLike], out: PathLike, *, repository: PathL
                         entities=dict(sorted(types.items(), key=lambda item: (-item[1], item[0]))))
 
 
+def _refusals(root: LineageNode) -> list[str]:
+    """What in a lineage forbids a crate: every problem of ``--check`` but two.
+
+    A data file gone since it was used (a temporary dataset) and a raw input
+    without a sidecar that matches its consumer's record are described from
+    the records; a changed file, a changed or missing code file, a malformed
+    sidecar are not.
+    """
+    problems = []
+    for node in root.walk():
+        if node.status not in ("ok", "missing", "no sidecar"):
+            problems.append(f"{node.path}: {node.status}")
+        problems += [f"{node.path}: code {code}: {state}" for code, state in node.code_status.items()
+                     if state != "ok"]
+    return list(dict.fromkeys(problems))
+
+
 def _types(entity: Mapping[str, Any]) -> list[str]:
     kinds = entity["@type"]
     return [kinds] if isinstance(kinds, str) else list(kinds)
@@ -187,12 +203,19 @@ def _output_key(node: LineageNode) -> str:
 
 
 def _write_directory(out: Path, metadata: str, files: Mapping[str, Path]) -> None:
-    out.mkdir(parents=True)
-    for name, source in files.items():
-        destination = out / name
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, destination)
-    (out / METADATA).write_text(metadata + "\n", encoding="utf-8")
+    """The crate as a directory, built beside ``out`` and renamed into place when complete."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    try:
+        for name, source in files.items():
+            destination = building / name
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
+        (building / METADATA).write_text(metadata + "\n", encoding="utf-8")
+        os.replace(building, out)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
 
 
 def _write_zip(out: Path, metadata: str, files: Mapping[str, Path]) -> None:

@@ -148,7 +148,9 @@ class ResultDiff:
             parts.append(_counted(len(self.code), "code file", "differs"))
         changed = [c for c in self.columns if c.n_beyond or c.note]
         if changed:
-            worst = max(changed, key=lambda c: (bool(c.note), c.max_abs if math.isfinite(c.max_abs) else math.inf))
+            # the example: the numbers that moved most, relatively; else what made a column incomparable
+            worst = max(changed, key=lambda c: (not c.note and math.isfinite(c.max_rel),
+                                                c.max_rel if math.isfinite(c.max_rel) else 0.0))
             parts.append(_counted(len(changed), "column", "is") + " beyond tolerance, e.g. "
                          + _column_text(worst))
         if self.claims:
@@ -373,8 +375,10 @@ def _column_diff(name: str, a: np.ndarray | None, b: np.ndarray | None,
     numeric = [np.issubdtype(x.dtype, np.number) and not np.issubdtype(x.dtype, np.bool_)
                for x in (a, b)]
     if not all(numeric):
-        differing = int(np.count_nonzero(a != b)) if a.dtype == b.dtype else a.size
-        note = "" if a.dtype == b.dtype else f"type {a.dtype} in A, {b.dtype} in B"
+        # strings of any width compare by value; other mixes of types do not compare
+        comparable = a.dtype == b.dtype or (a.dtype.kind == b.dtype.kind and a.dtype.kind in "US")
+        differing = int(np.count_nonzero(a != b)) if comparable else a.size
+        note = "" if comparable else f"type {a.dtype} in A, {b.dtype} in B"
         return ColumnDiff(name, a.size, differing, math.nan, math.nan, note)
     fa, fb = a.astype(float).ravel(), b.astype(float).ravel()
     beyond = int(np.count_nonzero(~tolerance.close(fa, fb)))
