@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import copy
 import hashlib
+import json
 import math
 import os
 import re
@@ -92,6 +93,22 @@ def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
     for name in names:
         assert name in lines[0]
 
+
+
+def assert_same_results(a: Path, b: Path) -> list[dict]:
+    """``aimrepro diff --json A B``: every result in both trees, with the same bytes; returns them.
+
+    A figure embeds the commit of its copy of the repository (two copies
+    committed at different times differ): its bytes may differ, its drawing
+    may not (status ``close``).
+    """
+    compared = run_cli("diff", "--json", str(a), str(b), timeout=300)
+    assert compared.returncode == 0, compared.stdout[-4000:]
+    results = json.loads(compared.stdout)["results"]
+    for result in results:
+        allowed = {"same", "close"} if result["path"].startswith("figures/") else {"same"}
+        assert result["status"] in allowed, result
+    return results
 
 
 def git(repository: Path, *args: str) -> str:

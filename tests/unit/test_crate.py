@@ -74,6 +74,7 @@ def test_each_job_is_an_action_with_its_inputs_outputs_parameters_and_code(repos
     graph = graph_of(metadata)
     counted = Counter(t for e in metadata["@graph"] for t in rcrate._types(e))
     assert summary.entities == dict(counted) and counted["CreateAction"] == 4  # 3 jobs, the run
+    assert summary.n_entities == len(metadata["@graph"]) == sum(counted.values()) - 3  # the Snakefile
 
     curve = graph["#job-results/curve.json"]
     assert curve["@type"] == "CreateAction" and curve["instrument"] == {"@id": "#rule-curve"}

@@ -105,13 +105,15 @@ class CrateSummary:
     n_rules: int
     n_files: int
     n_missing: int
+    n_entities: int
     entities: dict[str, int]
 
     def describe(self) -> str:
+        """One line: jobs, rules, files, and the entities by type (one with several types under each)."""
         counts = ", ".join(f"{n} {kind}" for kind, n in self.entities.items())
         missing = f" ({self.n_missing} described but absent)" if self.n_missing else ""
         return (f"{self.path}: {self.n_jobs} jobs of {self.n_rules} rules, {self.n_files} files"
-                f"{missing}; {sum(self.entities.values())} entities: {counts}")
+                f"{missing}; {self.n_entities} entities, by type: {counts}")
 
 
 def write_crate(targets: Sequence[PathLike], out: PathLike, *, repository: PathLike | None = None,
@@ -169,7 +171,7 @@ def write_crate(targets: Sequence[PathLike], out: PathLike, *, repository: PathL
         _write_directory(out, metadata, files)
     types = Counter(kind for entity in graph for kind in _types(entity))
     return CrateSummary(path=out, n_jobs=len(builder.jobs), n_rules=len(builder.rules),
-                        n_files=len(files), n_missing=len(builder.missing),
+                        n_files=len(files), n_missing=len(builder.missing), n_entities=len(graph),
                         entities=dict(sorted(types.items(), key=lambda item: (-item[1], item[0]))))
 
 
