@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import copy
 import hashlib
+import json
 import math
 import os
 import re
@@ -47,8 +48,10 @@ if str(workflow_lib) not in sys.path:
 
 #: What a workflow run needs from the repository: the rules list
 #: src/aimrepro/*.py as inputs, so src/ is copied too (the package itself is
-#: imported from the editable install).
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore")
+#: imported from the editable install); the license, citation, README and
+#: pyproject go into a crate of its results.
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore",
+                  "LICENSE", "CITATION.cff", "README.md", "pyproject.toml")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".snakemake")
 
 CONFIG_SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -150,6 +153,22 @@ def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
 
 
 
+def assert_same_results(a: Path, b: Path) -> list[dict]:
+    """``aimrepro diff --json A B``: every result in both trees, with the same bytes; returns them.
+
+    A figure embeds the commit of its copy of the repository (two copies
+    committed at different times differ): its bytes may differ, its drawing
+    may not (status ``close``).
+    """
+    compared = run_cli("diff", "--json", str(a), str(b), timeout=300)
+    assert compared.returncode == 0, compared.stdout[-4000:]
+    results = json.loads(compared.stdout)["results"]
+    for result in results:
+        allowed = {"same", "close"} if result["path"].startswith("figures/") else {"same"}
+        assert result["status"] in allowed, result
+    return results
+
+
 def git(repository: Path, *args: str) -> str:
     """Run git in ``repository`` with a test identity (no signing) and return its stripped stdout."""
     command = ["git", "-c", "user.name=aimrepro-tests", "-c", "user.email=tests@invalid",
@@ -187,12 +206,15 @@ def copy_repository(destination: Path, config: dict | None = None) -> Path:
     return destination
 
 
-def run_snakemake(workdir: Path, *args: str, check: bool = True,
-                  timeout: float = 1200) -> subprocess.CompletedProcess:
-    """Run the venv's ``snakemake`` in ``workdir``; on failure with check, show its output."""
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the venv's ``snakemake`` in ``workdir`` (with ``env`` added to the environment).
+
+    On failure with ``check``, the test fails showing Snakemake's output.
+    """
     completed = subprocess.run(
         [executable("snakemake"), *args], cwd=workdir, capture_output=True, text=True,
-        timeout=timeout, check=False,
+        timeout=timeout, check=False, env=None if env is None else {**os.environ, **env},
     )
     if check and completed.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} exited {completed.returncode}\n"
@@ -331,6 +353,7 @@ SHARED_BUILD_MODULES = {
     "tests/workflow/test_gd_workflow.py": "tiny_run",
     "tests/workflow/test_report.py": "tiny_run",
     "tests/workflow/test_repair.py": "tiny_run",
+    "tests/workflow/test_crate_workflow.py": "tiny_run",
     # one throwaway Slurm per session, brought up and torn down by one worker
     "tests/cluster/test_slurm.py": "cluster",
 }

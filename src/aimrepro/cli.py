@@ -1,6 +1,6 @@
 """Command line: one-off theory queries, simulations, costs and provenance audits.
 
-Seven subcommands; ``aimrepro SUBCOMMAND -h`` lists each one's options.
+Eight subcommands; ``aimrepro SUBCOMMAND -h`` lists each one's options.
 
 ``aimrepro se --channel softmax --T 2 --rho 0.5 --alpha 0.05 0.1``
     Solve the state evolution at each α (in increasing order) and print one
@@ -53,7 +53,18 @@ Seven subcommands; ``aimrepro SUBCOMMAND -h`` lists each one's options.
     file of the targets' lineages (a file, or every result under a
     directory), every file whose sidecar is missing or malformed and
     everything downstream of them on the way to the targets, so that
-    ``snakemake`` rebuilds exactly those (``aimrepro.records.lineage.repair``).
+    ``snakemake`` rebuilds exactly those (``aimrepro.records.lineage.repair``);
+    ``--crate OUT FILE...`` writes a Workflow Run RO-Crate (Provenance Run
+    Crate) of the lineage of one or more results to the new directory OUT,
+    zipped if OUT ends in ``.zip`` (``aimrepro.records.crate``), and prints
+    what it holds.
+``aimrepro diff A B [--rtol R] [--atol A] [--details] [--json]``
+    Compare two result trees (two repositories after a run, or two
+    directories of results) file by file: present in one only, the same
+    bytes, the same content within the tolerance, or what differs
+    (``aimrepro.records.diff``).  A summary first, one line per result that
+    is not the same; ``--details`` lists everything that differs.  Exit 0
+    when the trees are equal within the tolerance, 1 otherwise.
 ``aimrepro cost [--scale quick|referee|paper] [--configfile F] [--json]``
     What a pipeline run would cost before it is launched: per rule the
     number of jobs, core-hours (expected, and if every data-dependent loop
@@ -818,6 +829,12 @@ def _provenance_arguments(provenance: argparse.ArgumentParser) -> None:
                                  "those of its sidecar, sidecar missing or malformed, changed since "
                                  "its consumer used it) and everything downstream of it on the way to "
                                  "FILE, then print the snakemake command that rebuilds exactly those")
+    provenance.add_argument(
+        "--crate", type=Path, default=None, metavar="OUT",
+        help="write a Workflow Run RO-Crate (Provenance Run Crate) of the FILEs' lineage to the new "
+             "directory OUT, or zipped if OUT ends in .zip: every job with its inputs, outputs, "
+             "parameters, code files and their sha256, times and host; the workflow, config, "
+             "software versions, license and citation; refused if the lineage does not verify")
 
 
 def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
@@ -825,6 +842,8 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
 
     if args.repair and not args.check:
         subparser.error("argument --repair: needs --check (the repair removes what the check finds)")
+    if args.crate is not None:
+        return _run_crate(args, subparser)
     absent = [path for path in args.targets if not _is_provenance_target(path)]
     if absent and not args.repair:
         subparser.error(f"argument FILE: must be an existing result, figure or directory (or a "
@@ -863,6 +882,57 @@ def _run_provenance(args: argparse.Namespace, subparser: argparse.ArgumentParser
     if failed:
         print(f"to repair: {records.repair_command(args.targets)}")
     return 1 if failed else 0
+
+
+def _run_crate(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    from aimrepro.records.crate import CrateError, write_crate
+
+    if args.check or args.code:
+        subparser.error("argument --crate: not with --check or --code (a crate is only written "
+                        "of a lineage that verifies)")
+    if args.crate.exists():
+        subparser.error(f"argument --crate: {args.crate} exists; give a new directory or .zip file")
+    missing = [path for path in args.targets if not path.is_file()]
+    if missing:
+        subparser.error(f"argument FILE: --crate takes existing result or figure files, not {missing[0]}")
+    try:
+        summary = write_crate(args.targets, args.crate)
+    except CrateError as err:
+        print(f"aimrepro provenance: {err}", file=sys.stderr)
+        return 1
+    print(summary.describe())
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# diff
+
+
+def _diff_arguments(diff: argparse.ArgumentParser) -> None:
+    diff.add_argument("a", type=Path, metavar="A", help="the first tree (a repository or a "
+                      "directory of results)")
+    diff.add_argument("b", type=Path, metavar="B", help="the second tree")
+    diff.add_argument("--rtol", type=_finite_number(0.0, strict=False), default=0.0,
+                      help="relative tolerance: |a - b| <= atol + rtol max(|a|, |b|) (default 0)")
+    diff.add_argument("--atol", type=_finite_number(0.0, strict=False), default=0.0,
+                      help="absolute tolerance (default 0)")
+    diff.add_argument("--details", action="store_true",
+                      help="under each result that differs, list everything that differs")
+    diff.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+
+def _run_diff(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    from aimrepro.records.diff import diff_trees, render_diff
+
+    for name, tree in (("A", args.a), ("B", args.b)):
+        if not tree.is_dir():
+            subparser.error(f"argument {name}: not a directory: {tree}")
+    compared = diff_trees(args.a, args.b, rtol=args.rtol, atol=args.atol)
+    if args.json:
+        print(json.dumps(compared.to_json(), allow_nan=False))
+    else:
+        print(render_diff(compared, details=args.details))
+    return 0 if compared.equal else 1
 
 
 # ---------------------------------------------------------------------------
@@ -975,7 +1045,16 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
     Command("provenance", "print, check or repair the lineage of a result or figure",
             "Follow provenance sidecars from FILE down to its raw inputs; --check verifies them, "
             "--check --repair removes what is damaged and what depends on it so that snakemake "
-            "rebuilds exactly that.", _provenance_arguments, _run_provenance),
+            "rebuilds exactly that; --crate writes a Workflow Run RO-Crate of the lineage.",
+            _provenance_arguments, _run_provenance),
+    Command("diff", "compare two result trees: which results differ, by how much, and why",
+            "Compare the results and figures of two runs (two repositories, or two directories of "
+            "results) file by file: present in one only, the same bytes, the same content within "
+            "--rtol/--atol, or what differs (parameters, code, inputs and software from the "
+            "sidecars; the largest absolute and relative difference per table column; changed "
+            "claim verdicts and values; whether a figure's pixels changed). Exit 0 when every "
+            "result is in both trees and equal within the tolerance, 1 otherwise.",
+            _diff_arguments, _run_diff),
     Command("cost", "what the pipeline would cost: core-hours, memory and disk per rule",
             "Predict, before launching, what `snakemake --config scale=SCALE` costs: per rule the "
             "jobs, core-hours (expected; bound: every data-dependent loop at its cap), the largest "

@@ -36,7 +36,7 @@ def test_every_subcommand_has_a_builder_and_a_runner_and_the_parser_lists_them_a
     parser = cli.build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")
     assert list(subparsers.choices) == list(cli.COMMANDS) == [
-        "se", "threshold", "amp", "gd", "sgd", "provenance", "cost"]
+        "se", "threshold", "amp", "gd", "sgd", "provenance", "diff", "cost"]
     for name, command in cli.COMMANDS.items():
         assert command.name == name and callable(command.add_arguments) and callable(command.run)
 

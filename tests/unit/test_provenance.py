@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import os
 import shutil
 import stat
 from pathlib import Path
@@ -273,7 +274,8 @@ def test_lineage_resolves_in_a_moved_copy(tmp_path, monkeypatch):
     shutil.rmtree(original)
     monkeypatch.chdir(tmp_path)
     tree = lineage.lineage(moved / "figures" / "fig.pdf")
-    assert tree.children[0].resolved == (moved / "results" / "curve.csv").resolve()
+    # absolute, symbolic links kept (a result may link into the shared cache)
+    assert tree.children[0].resolved == Path(os.path.abspath(moved / "results" / "curve.csv"))
     assert tree.children[0].status == "ok"
 
 
@@ -580,3 +582,78 @@ def test_a_temporary_result_deleted_once_used_is_neither_a_problem_nor_repaired(
     before = present(Path("."))
     outcome = lineage.repair(["results", "figures"])
     assert outcome.removed == [] and outcome.complete and present(Path(".")) == before
+
+# --- results reused from another working directory (Snakemake's shared cache) -------
+
+
+def reuse_setup(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """A result made in clone ``one``, moved into a cache as Snakemake does, and linked from clone ``two``.
+
+    Both clones hold the same code file; returns (one, two, cache).
+    """
+    one, two, cache = tmp_path / "one", tmp_path / "two", tmp_path / "cache"
+    for clone in (one, two):
+        (clone / "results").mkdir(parents=True)
+        (clone / "code.py").write_text("pass\n")
+    cache.mkdir()
+    monkeypatch.chdir(one)
+    Path("results/curve.csv").write_text("x\n1\n")
+    sidecars.write_sidecar("results/curve.csv", rule="se_curve", params={}, inputs=[],
+                           code=["code.py"], diagnostics={}, started=T0, ended=T1)
+    key = "ab" * 32
+    for name, entry in (("curve.csv", f"{key}_table.csv"), ("curve.json", f"{key}_sidecar.json")):
+        shutil.move(one / "results" / name, cache / entry)
+        for clone in (one, two):
+            (clone / "results" / name).symlink_to(cache / entry)
+    monkeypatch.chdir(two)
+    return one, two, cache
+
+
+def test_a_reused_result_is_verified_and_says_where_it_was_made(tmp_path, monkeypatch):
+    one, two, cache = reuse_setup(tmp_path, monkeypatch)
+    entry = str(cache / ("ab" * 32 + "_table.csv"))
+    assert sidecars.verify_input("results/curve.csv") == sha256(two / "results/curve.csv")
+    reuse = sidecars.reused_input("results/curve.csv")
+    assert reuse["cache_entry"] == entry and reuse["workdir"] == str(one)
+    assert reuse["host"] and reuse["ended"] == "2026-11-30T12:00:02.500Z"
+    # in the clone that computed it, a link into the cache is no reuse
+    assert sidecars.reused_input("results/curve.csv", workdir=one) is None
+    # the consumer's sidecar keeps the record
+    Path("fig.pdf").write_text("f")
+    sidecars.write_sidecar("fig.pdf", rule="fig", params={}, inputs=["results/curve.csv"], code=[],
+                           diagnostics={}, started=T0, ended=T1,
+                           reused_inputs={"results/curve.csv": reuse})
+    assert json.loads(Path("fig.json").read_text())["reused_inputs"]["results/curve.csv"] == reuse
+    node = lineage.lineage("results/curve.csv")
+    assert node.status == "ok" and node.cache_entry == entry and node.reused["workdir"] == str(one)
+    text = lineage.render_lineage(lineage.lineage("fig.pdf"))
+    assert f"reused: made on {reuse['host']} in {one}" in text and f"cache entry {entry}" in text
+    assert lineage.check_lineage("fig.pdf").problems == []
+
+
+def test_a_reused_result_made_by_other_code_or_for_another_path_is_refused(tmp_path, monkeypatch):
+    one, two, cache = reuse_setup(tmp_path, monkeypatch)
+    (two / "code.py").write_text("pass  # not the code that made it\n")
+    with pytest.raises(sidecars.DamagedInputError) as caught:
+        sidecars.verify_input("results/curve.csv")
+    message = str(caught.value)
+    assert "\n" not in message and f"reused from {sidecars.socket.gethostname()}:{one}" in message
+    assert "made by other code: code.py (sha256" in message
+    assert f"cache entries {cache}/{'ab' * 32}_*" in message  # the remedy names the entries
+    (two / "code.py").write_text("pass\n")
+    # the same entry under another directory: a result of other parameters (paths name them all)
+    (two / "results" / "paper").mkdir()
+    for name in ("curve.csv", "curve.json"):
+        (two / "results" / "paper" / name).symlink_to(two / "results" / name)
+    with pytest.raises(sidecars.DamagedInputError, match="its sidecar describes results/curve.csv, "
+                                                           "not results/paper/curve.csv"):
+        sidecars.verify_input("results/paper/curve.csv")
+
+
+def test_a_damaged_cache_entry_is_refused_with_the_entry_to_remove(tmp_path, monkeypatch):
+    one, two, cache = reuse_setup(tmp_path, monkeypatch)
+    (cache / ("ab" * 32 + "_table.csv")).write_text("x\n2\n")
+    with pytest.raises(sidecars.DamagedInputError, match="does not match its sidecar .* it links to "
+                                                           "the shared cache entry"):
+        sidecars.verify_input("results/curve.csv")
+    assert lineage.check_lineage("results/curve.csv").problems == ["results/curve.csv: modified"]

@@ -9,6 +9,9 @@ exactly those files.  ``aimrepro provenance FILE [--check [--repair]]`` is
 a thin wrapper around them.  Sidecar paths are resolved
 against the directory the workflow ran in, inferred from where the
 described file lives now, so a moved copy of the repository still resolves.
+Paths are made absolute without following symbolic links: a result taken
+from Snakemake's shared cache is a link into the cache, and its sidecar and
+inputs are found beside the link, in the working directory that uses it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from aimrepro.records.files import PathLike, file_sha256
-from aimrepro.records.sidecars import RESULT_ROOTS, _load_sidecar, repair_command, sidecar_path
+from aimrepro.records.sidecars import (RESULT_ROOTS, _load_sidecar, cache_entry, repair_command, reuse_of,
+                                       sidecar_path)
 
 __all__ = ["LineageCheck", "LineageNode", "Repair", "check_directory", "check_lineage",
            "describe_repair", "lineage", "render_lineage", "repair", "repair_command"]
@@ -40,7 +44,7 @@ class LineageNode:
     path : str
         The path as recorded by the consumer (or given by the user, at the root).
     resolved : pathlib.Path
-        Where the file was looked up.
+        Where the file was looked up (absolute; symbolic links are kept).
     sidecar : dict or None
         Its sidecar, or ``None`` if it has none (a raw input), it is missing
         or it is malformed.
@@ -59,6 +63,14 @@ class LineageNode:
     code_status : dict
         ``{path: "ok" | "changed" | "missing"}``: each code file as it is
         now against the recorded hash.
+    cache_entry : str or None
+        The file of Snakemake's shared result cache this file links to
+        (:func:`aimrepro.records.sidecars.cache_entry`).
+    reused : dict or None
+        Where the file was made when that is not this lineage's working
+        directory (:func:`aimrepro.records.sidecars.reuse_of`): a result
+        computed elsewhere and reused here.  Not a problem in itself: it was
+        verified like any other file.
     """
 
     path: str
@@ -68,6 +80,8 @@ class LineageNode:
     children: list[LineageNode] = field(default_factory=list)
     code: dict[str, str] = field(default_factory=dict)
     code_status: dict[str, str] = field(default_factory=dict)
+    cache_entry: str | None = None
+    reused: dict[str, Any] | None = None
 
     def walk(self) -> Iterator[LineageNode]:
         """This node and every node below it, depth first."""
@@ -111,7 +125,7 @@ def lineage(path: PathLike, *, max_depth: int = 32) -> LineageNode:
     if not root.exists() and not sidecar_path(root).exists():
         raise FileNotFoundError(f"no such file: {path}")
     walker = _LineageWalker(max_depth)
-    return walker.node(str(path), root.resolve(), expected_sha=None, ancestors=())
+    return walker.node(str(path), _absolute(root), expected_sha=None, ancestors=())
 
 
 @dataclass
@@ -188,10 +202,12 @@ class _LineageWalker:
             own = _recorded_output_sha(record, resolved)
             status = "modified" if own is not None and own != self.sha(resolved) else "ok"
 
-        node = LineageNode(path=recorded, resolved=resolved, sidecar=record, status=status)
+        node = LineageNode(path=recorded, resolved=resolved, sidecar=record, status=status,
+                           cache_entry=cache_entry(resolved))
         if record is None or status == "not a regular file":
             return node
         workdir = _workdir_of(resolved, record, _recorded_name(record, resolved))
+        node.reused = reuse_of(resolved, record, workdir=workdir)
         node.code = dict(record["code"])
         node.code_status = {code: self._code_state(_resolve(Path(code), workdir), sha)
                             for code, sha in node.code.items()}
@@ -229,7 +245,7 @@ def _workdir_of(actual: Path, record: Mapping[str, Any], recorded_name: str) -> 
     ``/copy``.  Falls back to the recorded ``workdir``.
     """
     recorded = Path(recorded_name)
-    actual = actual.resolve()
+    actual = _absolute(actual)
     if recorded.is_absolute():
         return Path(record.get("workdir", "/"))
     n_parts = len(recorded.parts)
@@ -239,7 +255,12 @@ def _workdir_of(actual: Path, record: Mapping[str, Any], recorded_name: str) -> 
 
 
 def _resolve(path: Path, workdir: Path) -> Path:
-    return path if path.is_absolute() else (workdir / path)
+    return _absolute(path if path.is_absolute() else (workdir / path))
+
+
+def _absolute(path: Path) -> Path:
+    """``path`` made absolute and normalised, without following symbolic links."""
+    return Path(os.path.abspath(path))
 
 
 def render_lineage(node: LineageNode, *, show_code: bool = False) -> str:
@@ -293,6 +314,13 @@ def _describe(node: LineageNode) -> str:
         parts.append(f"ended {record.get('ended')}")
         if record.get("slurm_job_id"):
             parts.append(f"slurm job {record['slurm_job_id']}")
+        reused = node.reused
+        if reused is not None:
+            where = f"reused: made on {reused.get('host')} in {reused.get('workdir')}"
+            parts.append(where + (f" (commit {str(reused.get('commit'))[:10]})"
+                                  if reused.get("commit") not in (None, "unknown") else ""))
+        if node.cache_entry is not None:
+            parts.append(f"cache entry {node.cache_entry}")
         diag = record.get("diagnostics") or {}
         if "converged" in diag:
             summary = f"converged={diag['converged']}"
@@ -376,7 +404,7 @@ def _graph(targets, max_depth: int, *, skip_absent: bool = False) -> _Graph:
                     root = root.with_name(Path(next(iter(record["outputs"]))).name)
             if not root.exists() and not sidecar_path(root).exists():
                 raise FileNotFoundError(f"no such file: {root}")
-            graph.add(walker.node(str(root), root.resolve(), expected_sha=None, ancestors=()))
+            graph.add(walker.node(str(root), _absolute(root), expected_sha=None, ancestors=()))
     return graph
 
 
@@ -405,7 +433,7 @@ def check_directory(directory: PathLike, *, max_depth: int = 32) -> LineageCheck
     """
     graph = _graph([directory], max_depth)
     problems, code_files = _problems(node for root in graph.roots for node in root.walk())
-    root = LineageNode(path=str(directory), resolved=Path(directory).resolve(), sidecar=None,
+    root = LineageNode(path=str(directory), resolved=_absolute(Path(directory)), sidecar=None,
                        status="ok", children=graph.roots)
     return LineageCheck(root=root, problems=problems, n_files=len(graph.nodes),
                         n_code_files=len(code_files))
@@ -504,7 +532,7 @@ def repair(targets, *, max_depth: int = 32) -> Repair:
 def _shown(path: Path) -> str:
     """A path relative to the working directory when it lies below it (as the sidecars write them)."""
     try:
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(path.relative_to(_absolute(Path.cwd())))
     except ValueError:
         return str(path)
 
