@@ -214,4 +214,4 @@ def test_a_schema_error_in_a_config_file_stops_before_any_job(repo_copy, tmp_pat
 def test_invalid_scale_on_the_command_line(repo_copy):
     done = run_snakemake(repo_copy, "-n", "--config", "scale=huge", check=False)
     assert_refused_before_any_job(done, repo_copy,
-                                  "scale = 'huge'; allowed: one of 'quick', 'paper'")
+                                  "scale = 'huge'; allowed: one of 'quick', 'referee', 'paper'")
