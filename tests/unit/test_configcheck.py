@@ -145,7 +145,7 @@ def test_yaml_nan_and_inf_are_read_as_floats_and_refused():
 ABSURD = [
     # the examples (each alone in an otherwise default config)
     ("scales.quick.se_points.softmax", 10**7, "se_curve"),
-    ("scales.quick.data.test_samples", 10**9, "gd_run"),   # the GD trend at d = 100, T = 4
+    ("scales.quick.data.test_samples", 10**9, "amp_run"),   # inherited by the referee preset: its AMP trend at d = 300
     ("scales.paper.data.test_samples", 10**9, "gd_run"),
     ("paper1.figure2.right.gd.optimizer.steps", 10**12, "gd_run"),
     ("scales.quick.paper2.figure2.d", 10**6, "reference_flow"),
