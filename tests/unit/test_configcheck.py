@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -204,7 +205,9 @@ def test_trend_seeds_per_d_must_match_the_dims():
     from conftest import validated
 
     config = copy.deepcopy(CONFIG)
-    config["scales"]["referee"]["trends"]["amp"]["softmax_T3"]["seeds"] = [8, 8]
-    with pytest.raises(ConfigError, match=r"scales.referee.trends.amp.softmax_T3.seeds = \[8, 8\]; "
-                                          r"allowed: one count, or one per d \(3 for dims"):
+    trend = config["scales"]["referee"]["trends"]["amp"]["softmax_T3"]
+    trend["seeds"] = [8] * (len(trend["dims"]) - 1)
+    shown = re.escape(str(trend["seeds"]))
+    with pytest.raises(ConfigError, match=rf"scales.referee.trends.amp.softmax_T3.seeds = {shown}; "
+                                          rf"allowed: one count, or one per d \({len(trend['dims'])} for dims"):
         validated(config)

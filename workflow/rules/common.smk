@@ -5,6 +5,7 @@
 # declare.
 
 import os
+import sys
 from pathlib import Path
 
 from aimrepro_workflow import paths
@@ -89,3 +90,41 @@ def figure_log(name):
 #: Paper 2's science section ({} in a config without paper 2: its rules are
 #: defined but no target asks for them).
 P2 = config.get("paper2", {})
+
+
+def path_values(wildcards, output):
+    """The values a job's output path names (its wildcards), the cache key of a cached kind's job.
+
+    Snakemake's shared result cache (``snakemake --cache``) keys a job by its
+    script, params, non-generated inputs (here the code files) and upstream
+    jobs, not by its output path, in which this pipeline writes every
+    parameter: without them as a param, two seeds of an SGD run would share a
+    cache entry.  Named ``wildcards``, the param adds nothing to the sidecar
+    (whose ``params.wildcards`` already holds them).  It takes ``output`` so
+    that Snakemake counts it as derived from the output path, which it is:
+    adding it does not rerun existing results (docs/design.md, "Shared result
+    cache").
+    """
+    return dict(wildcards.items())
+
+
+#: Whether this run asks for the shared result cache (`snakemake --cache`, docs/design.md
+#: "Shared result cache").  Not always true for the cached kinds: Snakemake would print a
+#: line per such rule at every start without it.
+SHARED_CACHE = workflow.workflow_settings.cache is not None
+
+# `snakemake --cache` without a cache directory: Snakemake 9.27 warns that it will not
+# cache, then fails in the first cached job; stop before any job instead.
+if SHARED_CACHE and not os.environ.get("SNAKEMAKE_OUTPUT_CACHE"):
+    sys.exit("aimrepro: --cache needs the shared cache directory in the environment variable "
+             "SNAKEMAKE_OUTPUT_CACHE (docs/design.md, \"Shared result cache\")")
+
+
+def shared_cache(name):
+    """The `cache:` of kind ``name``'s rule: true when the run asks for the cache and the kind is cached (Kind.cached)."""
+    return SHARED_CACHE and KINDS[name].cached
+
+
+def cache_key(name):
+    """The params that key a cached kind's entries (its path's values, :func:`path_values`); none otherwise."""
+    return {"wildcards": path_values} if KINDS[name].cached else {}

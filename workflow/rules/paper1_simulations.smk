@@ -49,8 +49,10 @@ rule amp_run:
     wildcard_constraints:
         **KINDS["amp_run"].path.constraints(),
     params:
+        **cache_key("amp_run"),
         solver=config["paper1"]["amp_solver"],
         backend=BACKEND,
+    cache: shared_cache("amp_run")
     threads: 1
     resources:
         **COSTS.resources("amp_run"),
@@ -100,9 +102,11 @@ rule gd_run:
     wildcard_constraints:
         **KINDS["gd_run"].path.constraints(),
     params:
+        **cache_key("gd_run"),
         optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
         block=lambda wildcards: (PLAN.gd_size(wildcards.scale) or {}).get("block"),
         backend=BACKEND,
+    cache: shared_cache("gd_run")
     threads: COSTS.threads("gd_run")
     resources:
         **COSTS.resources("gd_run"),
@@ -143,7 +147,9 @@ rule tokens_amp_run:
     wildcard_constraints:
         **KINDS["tokens_amp_run"].path.constraints(),
     params:
+        **cache_key("tokens_amp_run"),
         solver=config["paper1"]["amp_solver"],
+    cache: shared_cache("tokens_amp_run")
     threads: 1
     resources:
         **COSTS.resources("tokens_amp_run"),

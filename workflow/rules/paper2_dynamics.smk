@@ -20,7 +20,9 @@ rule sgd_run:
     wildcard_constraints:
         **KINDS["sgd_run"].path.constraints(),
     params:
+        **cache_key("sgd_run"),
         backend=BACKEND,
+    cache: shared_cache("sgd_run")
     threads: 1
     resources:
         **COSTS.resources("sgd_run"),
@@ -39,6 +41,9 @@ rule reference_flow:
         KINDS["reference_flow"].path.log(),
     wildcard_constraints:
         **KINDS["reference_flow"].path.constraints(),
+    params:
+        **cache_key("reference_flow"),
+    cache: shared_cache("reference_flow")
     threads: 1
     resources:
         **COSTS.resources("reference_flow"),
@@ -90,6 +95,9 @@ rule flow_ensemble:
         KINDS["flow_ensemble"].path.log(),
     wildcard_constraints:
         **KINDS["flow_ensemble"].path.constraints(),
+    params:
+        **cache_key("flow_ensemble"),
+    cache: shared_cache("flow_ensemble")
     threads: 1
     resources:
         **COSTS.resources("flow_ensemble"),

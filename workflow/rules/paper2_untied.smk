@@ -19,7 +19,9 @@ rule untied_sgd_run:
     wildcard_constraints:
         **KINDS["untied_sgd_run"].path.constraints(),
     params:
+        **cache_key("untied_sgd_run"),
         backend=BACKEND,
+    cache: shared_cache("untied_sgd_run")
     threads: COSTS.threads("untied_sgd_run")
     resources:
         **COSTS.resources("untied_sgd_run"),
@@ -38,6 +40,9 @@ rule untied_theory:
         KINDS["untied_theory"].path.log(),
     wildcard_constraints:
         **KINDS["untied_theory"].path.constraints(),
+    params:
+        **cache_key("untied_theory"),
+    cache: shared_cache("untied_theory")
     threads: 1
     resources:
         **COSTS.resources("untied_theory"),

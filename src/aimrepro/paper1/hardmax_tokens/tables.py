@@ -6,6 +6,7 @@ Module notes of :mod:`aimrepro.paper1.hardmax_tokens` ("Table and interpolant").
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,20 +105,29 @@ def node_seeds(seed: int, T: int, n_nodes: int) -> list[np.random.SeedSequence]:
     return np.random.SeedSequence(entropy=int(seed), spawn_key=(0x4A7D, int(T))).spawn(n_nodes)
 
 
-def fisher_table(T: int, x, n_samples, seed: int, *, first_block: int = 2) -> FisherTable:
+def fisher_table(T: int, x, n_samples, seed: int, *, first_block: int = 2,
+                 progress: Callable[[int, int], None] | None = None) -> FisherTable:
     """Estimate F_T at every node x (m = 1 − x²) with :func:`estimate_fisher`, node k seeded by ``node_seeds``.
 
     ``n_samples`` is one int for every node or one per node.  Cost: the sum of
     the nodes' costs (T = 3: ~20 s per 10⁶ samples; measured values are
-    stored in ``seconds``).
+    stored in ``seconds``).  ``progress``, if given, is called as
+    ``progress(samples_done, samples_total)`` after each node (a progress bar;
+    it does not change the table).
     """
     T = check_tokens(T)
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or x.size < 1 or np.any(~(x > 0)) or np.any(x > 1):
         raise ValueError(f"x must be a 1-D grid in (0, 1], got {x}")
     n_samples = np.broadcast_to(np.asarray(n_samples), x.shape)
-    estimates = [estimate_fisher(T, 1.0 - xk * xk, int(nk), np.random.default_rng(ss), first_block=first_block)
-                 for xk, nk, ss in zip(x, n_samples, node_seeds(seed, T, x.size))]
+    total, done = int(np.sum(n_samples)), 0
+    estimates = []
+    for xk, nk, ss in zip(x, n_samples, node_seeds(seed, T, x.size)):
+        estimates.append(estimate_fisher(T, 1.0 - xk * xk, int(nk), np.random.default_rng(ss),
+                                         first_block=first_block))
+        done += int(nk)
+        if progress is not None:
+            progress(done, total)
     return FisherTable(T, x, np.array([e.value for e in estimates]), np.array([e.stderr for e in estimates]),
                        np.array([e.n_samples for e in estimates]),
                        np.array([e.candidates_per_sample for e in estimates]),

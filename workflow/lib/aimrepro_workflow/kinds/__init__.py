@@ -18,7 +18,11 @@ flow ensemble, a figure, a claims fragment.  Its :class:`Kind` declares
   value: the config check names the key whose value, set back to the typical
   one, shrinks the job most (``checks._driver``);
 * ``inputs``: the results a job reads, when they follow from its own values
-  (the dataset of an AMP run).
+  (the dataset of an AMP run);
+* ``cached``: whether Snakemake's shared result cache (``snakemake --cache``)
+  may serve its results: the expensive kinds (SGD, untied SGD, GD, AMP, the
+  flows), whose rules take ``cache:`` and their path's values as a param from
+  here (docs/design.md, "Shared result cache").
 
 A :class:`Job` is one job of a kind, made by the plan (:meth:`.plans.Plan.job`;
 from a rule's wildcards, :meth:`.plans.Plan.job_of`): its scale, its *values*
@@ -87,6 +91,7 @@ class Kind:
     group : its row of ``aimrepro cost`` (all figures share one, all claims another)
     outputs : the outputs of a job without a path (figures, claims)
     per_scale : one rule per scale (``<name>_<scale>``)
+    cached : its results may come from the shared result cache (``snakemake --cache``)
     """
 
     name: str
@@ -99,6 +104,7 @@ class Kind:
     group: str | None = None
     outputs: Callable[[str], list[str]] | None = None
     per_scale: bool = False
+    cached: bool = False
 
     def rule(self, scale: str) -> str:
         return f"{self.name}_{scale}" if self.per_scale else self.name
@@ -183,6 +189,10 @@ class Registry(dict):
     def results(self) -> list[Kind]:
         """The kinds with a result path (every rule but the figures and claims)."""
         return [kind for kind in self.values() if kind.path is not None]
+
+    def cached(self) -> list[Kind]:
+        """The kinds the shared result cache may serve (:attr:`Kind.cached`)."""
+        return [kind for kind in self.values() if kind.cached]
 
 
 #: Every kind, by name.

@@ -207,7 +207,8 @@ AMP_RUN = register(Kind(
     params=_amp, work=_amp_work,
     sizes={name: _TYPICAL[name] for name in ("T", "d", "rho", "alpha", "n_test", "max_iter")},
     reads=_AMP_READS,
-    inputs=lambda job: {"data": dataset_path(job, data_link(job.values["channel"]))}))
+    inputs=lambda job: {"data": dataset_path(job, data_link(job.values["channel"]))},
+    cached=True))
 
 
 @dataclass(frozen=True)
@@ -317,7 +318,8 @@ GD_RUN = register(Kind(
     reads={**_DATA_READS, "optimizer": Read("paper1.figure2.right.gd.optimizer", {}),
            "steps": Read("paper1.figure2.right.gd.optimizer.steps", 1000),
            "threads": Read("scales.{scale}.gd.threads", 1)},
-    inputs=lambda job: {"data": dataset_path(job, job.values["link"])}))
+    inputs=lambda job: {"data": dataset_path(job, job.values["link"])},
+    cached=True))
 
 
 def _gd_run_bytes(values) -> float:
@@ -441,4 +443,5 @@ TOKENS_AMP_RUN = register(Kind(
     sizes={**{name: _TYPICAL[name] for name in ("d", "rho", "alpha", "n_test", "max_iter")},
            "T": 3, "proposals": 256},
     reads=_AMP_READS,
-    inputs=lambda job: {"data": dataset_path(job, "hardmax")}))
+    inputs=lambda job: {"data": dataset_path(job, "hardmax")},
+    cached=True))

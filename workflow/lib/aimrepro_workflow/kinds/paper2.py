@@ -142,7 +142,8 @@ SGD_RUN = register(Kind(
                {"param": choice(PARAMETRISATIONS), **_PROBLEM, "c": NUMBER_FIELD,
                 "lr": NUMBER_FIELD, "B": INTEGER_FIELD, "wd": NUMBER_FIELD,
                 "horizon": NUMBER_FIELD, "records": INTEGER_FIELD, "stop": STOP, "seed": SEED}),
-    params=_sgd, work=_sgd_work("sgd_run", "sgd_stop_fraction"), sizes=_SGD_SIZES))
+    params=_sgd, work=_sgd_work("sgd_run", "sgd_stop_fraction"), sizes=_SGD_SIZES,
+    cached=True))
 
 
 def _untied_threads(run: SGDJob) -> int:
@@ -163,7 +164,8 @@ UNTIED_SGD = register(Kind(
     ResultPath("untied/sgd", f"{_UNTIED_PROBLEM}/lr{{lr}}_B{{B}}_{_UNTIED_SCHEDULE}_seed{{seed}}", ".csv",
                {**_UNTIED_FIELDS, "lr": NUMBER_FIELD, "B": INTEGER_FIELD}),
     params=_untied_sgd, work=_sgd_work("untied_sgd_run", "untied_stop_fraction", _untied_threads),
-    sizes={**_SGD_SIZES, "nf": 0}))
+    sizes={**_SGD_SIZES, "nf": 0},
+    cached=True))
 
 
 # ---------------------------------------------------------------------------
@@ -221,7 +223,8 @@ REFERENCE_FLOW = register(Kind(
                          "wd{wd}_t{horizon}_n{records}_seed{seed}", ".csv",
                {"param": choice(["direct", "tied"]), **_PROBLEM, "wd": NUMBER_FIELD,
                 "horizon": NUMBER_FIELD, "records": INTEGER_FIELD, "seed": SEED}),
-    params=_flow, work=lambda job: _one_flow(job.params), sizes=_FLOW_SIZES))
+    params=_flow, work=lambda job: _one_flow(job.params), sizes=_FLOW_SIZES,
+    cached=True))
 
 
 def _ensemble_work(job: Job) -> Work:
@@ -253,7 +256,8 @@ FLOW_ENSEMBLE = register(Kind(
                {"flow": choice(ENSEMBLE_FLOWS), **_PROBLEM, "wd": NUMBER_FIELD,
                 "horizon": NUMBER_FIELD, "records": INTEGER_FIELD, "seed": SEED,
                 "n": INTEGER_FIELD}),
-    params=_flow, work=_ensemble_work, sizes=_FLOW_SIZES))
+    params=_flow, work=_ensemble_work, sizes=_FLOW_SIZES,
+    cached=True))
 
 
 # ---------------------------------------------------------------------------
@@ -585,7 +589,8 @@ UNTIED_THEORY = register(Kind(
                {**_UNTIED_FIELDS, "kind": choice(["flow", "limit"]),
                 "method": Field(rf"|_[A-Za-z0-9]+-{NUMBER}")}),
     params=_untied_theory, work=_untied_theory_work,
-    sizes=_sizes("T", "d", "rho", "records", "nf", "method")))
+    sizes=_sizes("T", "d", "rho", "records", "nf", "method"),
+    cached=True))
 
 #: The untied replicate tables' problem fields (their students start from independent factors).
 _UNTIED_REPLICATE_FIELDS = {"link": PAPER2_LINK, "T": INTEGER_FIELD, "rho": NUMBER_FIELD,
