@@ -111,10 +111,11 @@ def row_sources(plan: Plan, config, scale: str) -> dict[str, dict]:
         try:
             total = float(read_sidecar(table["path"])["cpu_seconds"])
         except (OSError, ValueError):
-            continue
+            total = None  # a pilot's tree predicting another design: spreads only
         # one job holds every d: its CPU split as the exact drift's O(d³) per replicate
         weights = {d: (d / 100.0) ** 3 for d in table["dims"]}
-        per_seed = {d: total * w / sum(weights.values()) / len(table["seeds"]) for d, w in weights.items()}
+        per_seed = ({} if total is None else
+                    {d: total * w / sum(weights.values()) / len(table["seeds"]) for d, w in weights.items()})
         for kind in ("eq17-flow", "sgd-drift"):
             rows[f"p2-tied-{kind}-{table['link']}"] = {
                 "dims": table["dims"], "seeds": [len(table["seeds"])] * len(table["dims"]),
@@ -155,14 +156,18 @@ def analyse(row, source, budget) -> dict:
            "tolerance": _tolerance(row)}
     cpu = {d: sum(v) / len(v) for d, v in source["cpu"].items() if v}
     out["cpu_seconds"] = sum(cpu.get(d, math.nan) * n for d, n in zip(source["dims"], source["seeds"]))
-    if len(per_d) < 2 or len(cpu) < 2:
-        out["note"] = "too few sizes with a spread and a CPU time to fit the laws"
+    if len(per_d) < 2:
+        out["note"] = "too few sizes with a spread to fit its law"
         return out
     spread = fit_power_law([d for d, *_ in per_d], [s * math.sqrt(n) for d, _, s, n in per_d],
                            weights=[n for *_, n in per_d])
-    cost = fit_power_law(list(cpu), list(cpu.values()))
-    out["spread_law"], out["cost_law"] = spread.to_dict(), cost.to_dict()
+    out["spread_law"] = spread.to_dict()
     out["predicted_se"] = extrapolation_se(source["dims"], source["seeds"], spread)
+    if len(cpu) < 2:
+        out["note"] = "too few sizes with a CPU time to fit the cost law: no design"
+        return out
+    cost = fit_power_law(list(cpu), list(cpu.values()))
+    out["cost_law"] = cost.to_dict()
     target = 0.8 * out["tolerance"] / 2.0
     # never below the configured sizes: the smallest d of a row is where its regime starts
     # (r = rho d >= 20, the excess already ~1/d), not a cost to save
@@ -183,10 +188,14 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=REPO / "results" / "referee")
     parser.add_argument("--scale", default="referee")
     parser.add_argument("--config", type=Path, default=REPO / "config.yaml")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "referee_design.json",
+                        help="where the JSON goes (a pilot's laws, predicting a later design: "
+                             "referee_design_pilot.json)")
     parser.add_argument("--budget-cpu", type=float, default=900.0,
                         help="CPU seconds one row's design may spend (default 900)")
     args = parser.parse_args()
     config = yaml.safe_load(args.config.read_text())
+    args.out = args.out.resolve()
     # result paths are relative to the repository that holds the tree (results/<scale>/...)
     os.chdir(args.results.resolve().parents[1])
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -199,7 +208,7 @@ def main() -> None:
     sources = row_sources(plan, config, args.scale)
     report = [analyse(rows[row_id], source, args.budget_cpu) for row_id, source in sources.items()
               if row_id in rows]
-    out = REPO / "benchmarks" / "results" / "referee_design.json"
+    out = args.out
     out.write_text(json.dumps({"results": str(args.results), "scale": args.scale, "host": platform.node(),
                                "budget_cpu_per_row": args.budget_cpu, "rows": report}, indent=2) + "\n")
     print(f"{'row':44s} {'sizes':22s} {'seeds':16s} {'pred s.e.':>9s} {'meas s.e.':>9s} "
@@ -213,7 +222,7 @@ def main() -> None:
             print(f"{'  designed:':44s} {str(design['dims']):22s} {str(design['seeds']):16s} "
                   f"{design['predicted_se']:9.3g} {'':9s} {'':7s} {design['cpu_seconds']:7.0f}"
                   + ("" if design["reaches_target"] else "  (budget short of the target)"))
-    print(f"wrote {out.relative_to(REPO)}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@ instead of a traceback from Snakemake or from a job half-way:
 * :func:`unwritable`: the results and figures directories can be written
   (a read-only mount, a directory owned by another user);
 * :func:`disk_shortfall`: the free space covers what the run will write,
-  from the cost model's estimate of each job's outputs.
+  from the cost model's estimate of each job's outputs less what is already
+  there (:func:`bytes_present`);
+* :func:`machine_fault`: during a job, an ``OSError`` of the machine (a
+  full disk or quota, a read-only file system, a refused permission) as the
+  line naming the file and the remedy.
 
 Each returns None when all is well, else the message (without the
 ``aimrepro:`` prefix the caller adds).  Nothing here writes outside a
@@ -24,7 +28,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["disk_shortfall", "format_bytes", "unwritable", "yaml_problem"]
+__all__ = ["bytes_present", "disk_shortfall", "format_bytes", "machine_fault", "unwritable", "yaml_problem"]
 
 
 def format_bytes(n: float) -> str:
@@ -77,6 +81,8 @@ def unwritable(directories) -> str | None:
     for directory in directories:
         directory = Path(directory)
         probe_in = directory if directory.is_dir() else _nearest_existing(directory)
+        if not probe_in.is_dir():
+            return f"{directory} cannot be made: {probe_in} is a file, not a directory; move it away"
         try:
             with tempfile.NamedTemporaryFile(dir=probe_in, prefix=".aimrepro-probe-"):
                 pass
@@ -103,3 +109,48 @@ def disk_shortfall(directory: str | os.PathLike, needed_bytes: float, *, margin:
     return (f"{format_bytes(free)} free under {Path(directory).absolute()}, but this run writes about "
             f"{format_bytes(needed_bytes)} (aimrepro cost; {margin:g}x that with logs and temporary files); "
             "free space there or run a smaller scale")
+
+
+def bytes_present(directories) -> int:
+    """Bytes of the regular files under ``directories`` (missing ones count 0).
+
+    What a rerun will not write again: the disk check subtracts it from the
+    scale's planned total.  One ``stat`` per file: a few milliseconds for a
+    scale's thousands of results.
+    """
+    total = 0
+    for directory in map(Path, directories):
+        if not directory.is_dir():
+            continue
+        for root, _, files in os.walk(directory):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    continue
+    return total
+
+
+#: errno of the faults a machine has, not the code: each with what the user can do.
+_MACHINE_FAULTS = {
+    errno.ENOSPC: "free space on its file system",
+    errno.EDQUOT: "free space within your quota there",
+    errno.EROFS: "the file system is read-only: remount it writable, or run from a writable copy",
+    errno.EACCES: "give this user access to it and its directory",
+    errno.EPERM: "give this user access to it and its directory",
+}
+
+
+def machine_fault(err: BaseException) -> str | None:
+    """The one line for an ``OSError`` of the machine (full disk, quota, read-only, permission), else None.
+
+    ``None`` for every other exception, which stays a bug to see with its
+    traceback.  The outputs are written under temporary names and renamed
+    when complete (``aimrepro.records.files``), so the line can say that
+    nothing half-written is left.
+    """
+    if not isinstance(err, OSError) or err.errno not in _MACHINE_FAULTS:
+        return None
+    where = err.filename if err.filename else "a file of this job"
+    return (f"{where}: {os.strerror(err.errno)} (Errno {err.errno}); {_MACHINE_FAULTS[err.errno]}, "
+            "then run snakemake again: this job's outputs were not written, nothing half-written is left")

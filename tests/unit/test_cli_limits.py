@@ -69,10 +69,10 @@ def test_refused_with_one_line_naming_the_option(capsys, args, names):
     assert_usage_error(run_main(capsys, args), names)
 
 
-def test_the_default_limit_is_the_available_memory(capsys, monkeypatch):
+def test_the_default_limit_is_nine_tenths_of_the_available_memory(capsys, monkeypatch):
     monkeypatch.setattr(resources, "available_memory", lambda: 2.0 * 2 ** 30)
     done = run_main(capsys, changed(GD, inits="100000"))
-    assert_usage_error(done, ["--inits = 100000", "limit 2 GiB (available memory; --memory-limit"])
+    assert_usage_error(done, ["--inits = 100000", "limit 1.8 GiB (90% of the available memory; --memory-limit"])
 
 
 def test_a_run_that_fits_is_not_refused(capsys, monkeypatch):

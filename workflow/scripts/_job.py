@@ -16,6 +16,10 @@ Every workflow script runs its body inside :func:`run_job`, which
   except the named ``code`` list, with the hashes verified above), code
   inputs (the ``code`` list: the script's import closure,
   workflow/lib/codeinputs.py), wildcards and params;
+* ends a job that meets a fault of the machine (a full disk or quota, a
+  read-only file system, a refused permission) with one line naming the file
+  and the remedy (``aimrepro.preflight.machine_fault``); its outputs are
+  written under temporary names, so nothing half-written is left;
 * after the body, fails the job if it ran an ``aimrepro`` module or a
   helper of this directory that the rule does not declare as code, so a
   lazy import cannot make results silently stale.
@@ -41,6 +45,7 @@ from aimrepro.records.sidecars import (DamagedInputError, config_hash, git_state
                                        utc_now, verify_input, write_sidecar)
 from aimrepro.records.logs import capture_log
 from aimrepro.records.files import remove_stale_temporaries
+from aimrepro.preflight import machine_fault
 
 HELPER_DIR = Path(__file__).resolve().parent
 
@@ -196,20 +201,28 @@ def run_job(smk: Any) -> Iterator[Job]:
     """Run a script body with verified inputs and its log captured; yields the :class:`Job`."""
     hashes = verified_input_hashes(smk)
     reused = {path: where for path in hashes if (where := reused_input(path)) is not None}
-    with capture_log(smk.log[0]) as logger:
-        job = Job(smk, logger, hashes, reused)
-        logger.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards.items()))
-        for path, where in reused.items():
-            logger.info("input %s was made on %s in %s (cache entry %s); verified against its "
-                        "sidecar and this directory's code", path, where["host"], where["workdir"],
-                        where["cache_entry"])
-        for output in smk.output:
-            for stale in remove_stale_temporaries(output):
-                logger.info("removed %s, left by an interrupted attempt", stale)
-        yield job
-        missing = undeclared_code(job.code_inputs)
-        if missing:
-            raise RuntimeError(
-                f"rule {smk.rule} ran code it does not declare as input: {', '.join(missing)}; "
-                "import it at module level in the rule's script (workflow/lib/codeinputs.py)")
-        logger.info("done")
+    try:
+        with capture_log(smk.log[0]) as logger:
+            job = Job(smk, logger, hashes, reused)
+            logger.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards.items()))
+            for path, where in reused.items():
+                logger.info("input %s was made on %s in %s (cache entry %s); verified against its "
+                            "sidecar and this directory's code", path, where["host"], where["workdir"],
+                            where["cache_entry"])
+            for output in smk.output:
+                for stale in remove_stale_temporaries(output):
+                    logger.info("removed %s, left by an interrupted attempt", stale)
+            yield job
+            missing = undeclared_code(job.code_inputs)
+            if missing:
+                raise RuntimeError(
+                    f"rule {smk.rule} ran code it does not declare as input: {', '.join(missing)}; "
+                    "import it at module level in the rule's script (workflow/lib/codeinputs.py)")
+            logger.info("done")
+    except OSError as err:
+        # A full disk or a read-only mount is the machine's fault, not a bug: one line, no
+        # traceback on the terminal (the log keeps it when the log itself could be written).
+        line = machine_fault(err)
+        if line is None:
+            raise
+        sys.exit(f"aimrepro: rule {smk.rule}: {line}")
