@@ -10,20 +10,30 @@ every key of that table instead (~300 Snakemake starts, about 15 minutes).
 
 from __future__ import annotations
 
+import copy
 import os
 
 import pytest
 import yaml
 
-from conftest import config_error_lines, repository_config, run_snakemake, set_key, size_key_table
+from aimrepro.config import ConfigError
+
+from conftest import config_error_lines, repository_config, run_snakemake, set_key, size_key_table, validated
 
 pytestmark = pytest.mark.workflow
 
 
 def refused(repo_copy, tmp_path, scale: str, key: str, value) -> str:
-    """The one line Snakemake prints, refusing ``key = value`` at ``scale`` before any job."""
+    """The one line Snakemake prints, refusing ``key = value`` at ``scale`` before any job.
+
+    It is the line of the check run in-process (conftest's ``validated``, what
+    tests/unit/test_plan_check.py runs on every key), after ``aimrepro: ``.
+    """
+    config = set_key(repository_config(), key, value)
+    with pytest.raises(ConfigError) as in_process:
+        validated({**copy.deepcopy(config), "scale": scale})
     path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(set_key(repository_config(), key, value)))
+    path.write_text(yaml.safe_dump(config))
     done = run_snakemake(repo_copy, "-n", "--configfile", str(path), "--config", f"scale={scale}",
                          check=False, timeout=600)
     assert done.returncode != 0
@@ -31,6 +41,7 @@ def refused(repo_copy, tmp_path, scale: str, key: str, value) -> str:
     assert len(lines) == 1, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "Building DAG" not in done.stdout + done.stderr
     assert not (repo_copy / "results").exists()
+    assert lines[0] == f"aimrepro: {in_process.value}"
     return lines[0]
 
 
