@@ -25,6 +25,8 @@ def rule_bodies() -> dict[str, str]:
 
 def test_exactly_the_expensive_kinds_are_cached():
     assert {kind.name for kind in KINDS.cached()} == EXPENSIVE
+    # a cache entry is keyed by its path's values: only a kind with a path, one rule for all scales
+    assert all(kind.path is not None and not kind.per_scale for kind in KINDS.cached())
 
 
 def test_every_rule_takes_its_cache_line_from_its_kind():
