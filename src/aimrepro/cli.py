@@ -979,15 +979,12 @@ def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> i
     from aimrepro_workflow.checks import check_config
     from aimrepro_workflow.costs import CostModel, format_table
 
-    try:
-        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-        schema = yaml.safe_load((root / "workflow" / "schemas" / "config.schema.yaml")
-                                .read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        subparser.error(f"argument --configfile: cannot read {config_path}: "
-                        f"{' '.join(str(err).split())}")
-    if not isinstance(config, dict):
-        subparser.error(f"argument --configfile: {config_path} is not a mapping")
+    from aimrepro.preflight import yaml_problem
+
+    if problem := yaml_problem(config_path):
+        subparser.error(problem)  # names the file, whether --configfile gave it or not
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    schema = yaml.safe_load((root / "workflow" / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
     try:
         validate_config(config, schema)
         check_config(config)
