@@ -191,11 +191,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "referee_design.json",
                         help="where the JSON goes (a pilot's laws, predicting a later design: "
                              "referee_design_pilot.json)")
+    parser.add_argument("--pilot", type=Path, default=None,
+                        help="a pilot's JSON (--out of a run on the pilot's tree): print the markdown "
+                             "table of docs/benchmarks.md, the pilot's predicted s.e. beside the measured")
     parser.add_argument("--budget-cpu", type=float, default=900.0,
                         help="CPU seconds one row's design may spend (default 900)")
     args = parser.parse_args()
     config = yaml.safe_load(args.config.read_text())
     args.out = args.out.resolve()
+    args.pilot = None if args.pilot is None else args.pilot.resolve()
     # result paths are relative to the repository that holds the tree (results/<scale>/...)
     os.chdir(args.results.resolve().parents[1])
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -223,6 +227,21 @@ def main() -> None:
                   f"{design['predicted_se']:9.3g} {'':9s} {'':7s} {design['cpu_seconds']:7.0f}"
                   + ("" if design["reaches_target"] else "  (budget short of the target)"))
     print(f"wrote {out}")
+    if args.pilot is not None:
+        print()
+        print(markdown_table(report, json.loads(args.pilot.read_text())["rows"]))
+
+
+def markdown_table(report: list[dict], pilot_rows: list[dict]) -> str:
+    """The "Referee design" table: each trend row's design, the pilot's predicted s.e., the measured one."""
+    predicted = {r["id"]: r.get("predicted_se", math.nan) for r in pilot_rows}
+    lines = ["| row | sizes d | runs per d | predicted s.e. (pilot) | measured s.e. | tolerance/2 | CPU s | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in report:
+        lines.append(f"| `{r['id']}` | {', '.join(map(str, r['dims']))} | {', '.join(map(str, r['seeds']))} | "
+                     f"{predicted.get(r['id'], math.nan):.2g} | {r['measured_se']:.2g} | {r['tolerance'] / 2:.2g} | "
+                     f"{r['cpu_seconds']:.0f} | {r['verdict']} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

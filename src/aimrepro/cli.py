@@ -959,19 +959,17 @@ def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> i
     from aimrepro_workflow.costs import CostModel, format_table
     from aimrepro_workflow.plans import Plan
 
+    from aimrepro.preflight import yaml_problem
+
     config_path = args.configfile if args.configfile is not None else Path.cwd() / "config.yaml"
     if not config_path.is_file():
         if args.configfile is not None:
             subparser.error(f"argument --configfile: no such file: {args.configfile}")
         subparser.error("no config.yaml in the current directory: run from the repository root "
                         "or give --configfile")
-    try:
-        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        subparser.error(f"argument --configfile: cannot read {config_path}: "
-                        f"{' '.join(str(err).split())}")
-    if not isinstance(config, dict):
-        subparser.error(f"argument --configfile: {config_path} is not a mapping")
+    if problem := yaml_problem(config_path):
+        subparser.error(problem)  # names the file, whether --configfile gave it or not
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     plan = Plan(config)
     try:
         # the scale costed is the scale checked: its plan against limits, as a run's would be

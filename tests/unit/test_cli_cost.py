@@ -126,3 +126,13 @@ def test_an_invalid_config_is_refused_in_one_line(tmp_path):
     done = run_cost(cwd=path.parent)
     assert_usage_error(done, [str(path), "scales.paper.gd.d = -5"])
     assert "--configfile" not in done.stderr.splitlines()[-1]
+
+
+def test_a_config_that_is_not_yaml_is_one_line_naming_the_line_that_opened_the_fault(tmp_path):
+    path = _config_file(tmp_path, yaml.safe_load((REPO / "config.yaml").read_text()))
+    text = path.read_text()
+    path.write_text("limits:\n  job_memory_gb: [64\n" + text)
+    done = run_cost(cwd=path.parent)
+    assert_usage_error(done, [f"config file {path}, line", "not valid YAML",
+                              "flow sequence opened at line 2, column 18"])
+    assert "--configfile" not in done.stderr.splitlines()[-1]
