@@ -236,3 +236,16 @@ def test_cli_diff_prints_a_summary_and_exits_by_equality(trees, capsys):
 def test_cli_diff_refuses_bad_arguments_in_one_line(tmp_path):
     assert_usage_error(run_cli("diff", str(tmp_path), str(tmp_path / "missing")), ["B", "missing"])
     assert_usage_error(run_cli("diff", "--rtol", "-1", str(tmp_path), str(tmp_path)), ["--rtol"])
+
+
+def test_the_summary_shows_a_structured_param_by_the_leaves_that_changed():
+    runs_a = [{"seed": seed, "lr": 0.05, "path": f"results/sgd/lr0.05_seed{seed}.csv"} for seed in range(4)]
+    runs_b = [{**run, "lr": 0.04, "path": run["path"].replace("0.05", "0.04")} for run in runs_a]
+    result = rdiff.ResultDiff("figures/quick/fig.png", rdiff.DIFFERS, "figure",
+                              params=[rdiff.FieldChange("runs", runs_a, runs_b)])
+    reason = result.reason()
+    assert reason == "params: runs[0].lr 0.05 -> 0.04, runs[1].lr 0.05 -> 0.04, runs[2].lr 0.05 -> 0.04 (+5)"
+    # a list that changed length is one leaf, cut to a readable width
+    longer = rdiff.ResultDiff("x.csv", rdiff.DIFFERS, "table",
+                              params=[rdiff.FieldChange("dims", list(range(30)), list(range(31)))])
+    assert longer.reason().startswith("params: dims [0, 1, 2") and "…" in longer.reason()
