@@ -15,7 +15,7 @@ Every workflow script runs its body inside :func:`run_job`, which
   provenance sidecar from what the rule declared: data inputs (every input
   except the named ``code`` list, with the hashes verified above), code
   inputs (the ``code`` list: the script's import closure,
-  workflow/lib/codeinputs.py), wildcards and params;
+  workflow/lib/aimrepro_workflow/codeinputs.py), wildcards and params;
 * ends a job that meets a fault of the machine (a full disk or quota, a
   read-only file system, a refused permission) with one line naming the file
   and the remedy (``aimrepro.preflight.machine_fault``); its outputs are
@@ -217,7 +217,7 @@ def run_job(smk: Any) -> Iterator[Job]:
             if missing:
                 raise RuntimeError(
                     f"rule {smk.rule} ran code it does not declare as input: {', '.join(missing)}; "
-                    "import it at module level in the rule's script (workflow/lib/codeinputs.py)")
+                    "import it at module level in the rule's script (workflow/lib/aimrepro_workflow/codeinputs.py)")
             logger.info("done")
     except OSError as err:
         # A full disk or a read-only mount is the machine's fault, not a bug: one line, no
