@@ -55,7 +55,7 @@ rule amp_run:
         **paths.AMP_RUN.constraints(),
     params:
         solver=config["paper1"]["amp_solver"],
-        backend=BACKEND,
+        backend=BACKEND["amp"],
     threads: 1
     resources:
         **COSTS.resources("amp_run"),
@@ -108,7 +108,7 @@ rule gd_run:
     params:
         optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
         block=lambda wildcards: (PLAN.gd_size(wildcards.scale) or {}).get("block"),
-        backend=BACKEND,
+        backend=BACKEND["gd"],
     threads: COSTS.threads("gd_run")
     resources:
         **COSTS.resources("gd_run"),

@@ -20,7 +20,7 @@ rule sgd_run:
     wildcard_constraints:
         **paths.SGD_RUN.constraints(),
     params:
-        backend=BACKEND,
+        backend=BACKEND["sgd"],
     threads: 1
     resources:
         **COSTS.resources("sgd_run"),

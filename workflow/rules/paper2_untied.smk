@@ -19,7 +19,7 @@ rule untied_sgd_run:
     wildcard_constraints:
         **paths.UNTIED_SGD.constraints(),
     params:
-        backend=BACKEND,
+        backend=BACKEND["sgd"],
     threads: COSTS.threads("untied_sgd_run")
     resources:
         **COSTS.resources("untied_sgd_run"),

@@ -93,6 +93,18 @@ the iteration with status ``"diverged"`` (never clipped); reaching
 ``max_iter`` gives status ``"max_iter"``.  Either way ``converged`` is False
 and the result says so.
 
+Precision
+---------
+With the float type float32 (config ``backend.dtype.amp``) the two GEMMs
+over the samples, :func:`_indices` and :func:`_backproject`, run in single
+precision; their (n, T, T) and (d, d) results return to float64, and the
+channel's g_out, the eigendecomposition of the RIE, the damping, the
+stopping rule's steps and every error stay float64.  The eigendecomposition
+stays float64 because its output is the iteration's state: a float32
+``eigh`` of R would put a relative 1e−7 of noise into Ŝ^{t+1} at every
+iteration, which the stopping rule (steps of relative size 1e−5 and
+below) would read as motion.
+
 Generalisation errors (``run_on_dataset``)
 -----------------------------------------
 On the dataset's fresh test sequences, with ĥ the indices of the final Ŝ:
@@ -335,18 +347,25 @@ class _NumpyOps:
     """The GEMMs and the eigendecomposition of an iteration, in numpy (the reference).
 
     :class:`aimrepro.backends.torch_kernels.AMPKernels` has the same methods.
+    With ``float_type`` float32 the two GEMMs over the samples run in single
+    precision (the float64 tokens hold the dataset's float32 numbers, so
+    their copy is exact); their results, the eigendecomposition and
+    everything else of the iteration stay float64 (module notes, "Precision").
     """
 
-    def __init__(self, X: np.ndarray) -> None:
+    def __init__(self, X: np.ndarray, float_type=np.float64) -> None:
         self.X = X
+        self.float_type = float_type
+        self._X_compute = X.astype(float_type, copy=False)
 
     def indices(self, S: np.ndarray) -> np.ndarray:
-        return indices(self.X, S)
+        return indices(self._X_compute, S, dtype=self.float_type).astype(np.float64, copy=False)
 
     def backproject(self, G: np.ndarray) -> np.ndarray:
-        n, T, d = self.X.shape
-        GX = np.einsum("nab,nbd->nad", G, self.X)
-        B = self.X.reshape(n * T, d).T @ GX.reshape(n * T, d)
+        X = self._X_compute
+        n, T, d = X.shape
+        GX = np.einsum("nab,nbd->nad", G.astype(self.float_type, copy=False), X)
+        B = (X.reshape(n * T, d).T @ GX.reshape(n * T, d)).astype(np.float64, copy=False)
         B[np.diag_indices(d)] -= np.trace(G, axis1=1, axis2=2).sum()
         return B / math.sqrt(d)
 
@@ -358,7 +377,7 @@ class _NumpyOps:
 def _kernels(backend, X: np.ndarray):
     """The iteration's heavy operations on ``backend`` (numpy, or PyTorch: ``aimrepro.backends``)."""
     if backend.is_numpy:
-        return _NumpyOps(X)
+        return _NumpyOps(X, backend.float_type)
     from aimrepro.backends import torch_kernels
 
     return torch_kernels.AMPKernels(backend, X)
