@@ -83,6 +83,12 @@ PRICES: dict[str, float] = {
     "byte_io": 1.0e-9,           # writing or reading one byte of a .npz
     "element": 1.1e-9,           # one float64 element of a vectorised expression
     "small_matmul": 1.247e-10,   # one multiply-add of numpy's matmul on stacks of tiny (T × r) matrices
+    # the same in float32 (backend.dtype of a kernel family, docs/design.md "Precision"): the float64
+    # price over the float32 speed-up bench_costs.py measured beside it (GEMM 1.96, element 2.10,
+    # small matmul 1.06)
+    "flop32": 1.0 / 35e9 / 1.96,
+    "element32": 1.1e-9 / 2.10,
+    "small_matmul32": 1.247e-10 / 1.06,
     # overheads per call, fitted
     "se_point_softmax": 0,
     "se_point_hardmax": 0.1042,
@@ -526,8 +532,10 @@ def _aim_dataset(model: CostModel, w: dict) -> _Work:
 
 
 def _amp_run(model: CostModel, w: dict) -> _Work:
-    """Per iteration: X S and Xᵀ(G X) (4 n T d² flops), one eigh (d³), the channel per sample."""
+    """Per iteration: X S and Xᵀ(G X) (4 n T d² flops, the family's float type), one eigh (d³), the
+    channel per sample."""
     n, n_test, T, d, r = _dataset_sizes(model, w)
+    flop, _, small_matmul = _arithmetic_units(model, "amp")
     channel = w["channel"].split("_beta")[0]
     solver = model.config["paper1"]["amp_solver"]
     cap = int(solver["max_iter"])
@@ -538,8 +546,8 @@ def _amp_run(model: CostModel, w: dict) -> _Work:
         "amp_run",
         fixed={"byte_io": _dataset_bytes(n, n_test, T, d, r), "flop": 2.0 * n_test * T * d * d,
                "element": 20.0 * (n + n_test) * T * d},
-        per_loop={"amp_iteration": 1, "flop": 4.0 * n * T * d * d, "eigh": float(d) ** 3,
-                  sample_unit: n * per_sample, "small_matmul": n * T * T * d,
+        per_loop={"amp_iteration": 1, flop: 4.0 * n * T * d * d, "eigh": float(d) ** 3,
+                  sample_unit: n * per_sample, small_matmul: n * T * T * d,
                   "element": 10.0 * n * T * d},
         loop=expected, loop_bound=cap,
         memory=R.amp_job(T=T, d=d, rho=_f(w, "rho"), alpha=_f(w, "alpha"), n_test=n_test,
@@ -591,24 +599,48 @@ def _tokens_amp_run(model: CostModel, w: dict) -> _Work:
         disk=8.0 * d * d + 40.0 * cap + SIDECAR_BYTES)
 
 
+def _arithmetic_units(model: CostModel, family: str) -> tuple[str, str, str]:
+    """The units of a kernel family's arithmetic, (GEMM flop, element, small matmul), in its float type.
+
+    ``backend.dtype.<family>`` float32 prices the kernels' own arithmetic at
+    the float32 rates; what stays float64 in every type (state, records,
+    reported numbers) keeps the float64 units in the work functions.
+    """
+    from aimrepro.backends import family_backend
+
+    if family_backend(model.config.get("backend", {}), family)["dtype"] == "float32":
+        return "flop32", "element32", "small_matmul32"
+    return "flop", "element", "small_matmul"
+
+
+def _adding(*pairs: tuple[str, float]) -> dict[str, float]:
+    """Units and amounts as a dict, amounts of a unit named twice added."""
+    total: dict[str, float] = defaultdict(float)
+    for unit, amount in pairs:
+        total[unit] += amount
+    return dict(total)
+
+
 def _gd_threads(model: CostModel, scale: str) -> int:
     return int((model.plan.gd_size(scale) or {}).get("threads", 1))
 
 
 def _gd_run(model: CostModel, w: dict) -> _Work:
     """Per Adam step and student: P = X W and Xᵀ(·) (4 n T d r flops), the pair products P Pᵀ
-    and (g + gᵀ) P (2 n T² r multiply-adds on T × r stacks), the softmax (n T²), Adam (d r)."""
+    and (g + gᵀ) P (2 n T² r multiply-adds on T × r stacks), the softmax (n T²), all in the
+    family's float type, and Adam (d r, float64)."""
     n, n_test, T, d, r = _dataset_sizes(model, w)
     K = _i(w, "inits")
     optimizer = (model.config["paper1"]["figure2"]["right"].get("gd") or {}).get("optimizer", {})
     steps = int(optimizer.get("steps", 0))
+    flop, element, small_matmul = _arithmetic_units(model, "gd")
     return _Work(
         "gd_run",
         fixed={"byte_io": _dataset_bytes(n, n_test, T, d, r),
                "flop": 2.0 * K * n_test * T * d * r + 2.0 * K * d * d * r},
-        per_loop={"gd_step": 1, "gd_replica_step": K, "flop": 4.0 * K * n * T * d * r,
-                  "small_matmul": 2.0 * K * n * T * T * r,
-                  "element": K * (20.0 * n * T * T + 12.0 * d * r)},
+        per_loop=_adding(("gd_step", 1), ("gd_replica_step", K), (flop, 4.0 * K * n * T * d * r),
+                         (small_matmul, 2.0 * K * n * T * T * r), (element, K * 20.0 * n * T * T),
+                         ("element", K * 12.0 * d * r)),
         loop=steps, loop_bound=steps, threads=_gd_threads(model, w["scale"]),
         memory=R.gd_job(T=T, d=d, rho=_f(w, "rho"), alpha=_f(w, "alpha"), n_test=n_test, inits=K,
                         steps=max(steps, 1)).bytes,
@@ -666,9 +698,10 @@ def _gd_run_bytes(model: CostModel, w: dict) -> float:
 # paper 2
 
 
-def _sgd_work(rule: str, w: dict, *, param: str, stop_fraction: str) -> _Work:
-    """Per step: the batch's normals (B T d), the teacher's and the student's projections and
-    the gradient (GEMMs), the link on B T² indices, a Python-level step."""
+def _sgd_work(rule: str, w: dict, *, param: str, stop_fraction: str, flop: str = "flop") -> _Work:
+    """Per step: the batch's normals (B T d, float64 in every type), the teacher's and the
+    student's projections and the gradient (GEMMs, priced as ``flop``: the family's float type),
+    the link on B T² indices and the update (float64), a Python-level step."""
     T, d, B = _i(w, "T"), _i(w, "d"), _i(w, "B")
     rho = _f(w, "rho")
     r_teacher = _width(d, rho)
@@ -688,7 +721,9 @@ def _sgd_work(rule: str, w: dict, *, param: str, stop_fraction: str) -> _Work:
         elements = 12.0 * d * r + 20.0 * B * T * T
         record = 16.0 * d * r * (r + r_teacher)
     per_step = {"sgd_step_untied" if param == "untied" else "sgd_step": 1, "normal": B * T * d,
-                "flop": flops, "element": elements}
+                flop: flops, "element": elements}
+    if flop != "flop":  # the tokens cast to the float type
+        per_step["element"] += B * T * d
     if w.get("link") == "softmax":
         per_step["sgd_sample_softmax"] = B * T ** 4
     stops = w.get("stop", "none") != "none"
@@ -696,14 +731,15 @@ def _sgd_work(rule: str, w: dict, *, param: str, stop_fraction: str) -> _Work:
     student_rho = rho if param != "untied" else rho
     memory = R.sgd_job(param=param, T=T, d=d, rho=rho, batch=B, lr=lr, horizon=horizon,
                        records=records, student_rho=student_rho).bytes
-    # records are taken along the run: one that stops early takes only its share of them
-    per_step["flop"] += records * record / max(steps, 1)
+    # records are taken along the run (in float64): one that stops early takes only its share of them
+    per_step["flop"] = per_step.get("flop", 0.0) + records * record / max(steps, 1)
     return _Work(rule, per_loop=per_step, loop=expected,
                  loop_bound=steps, memory=memory, disk=_csv(records, 20))
 
 
 def _sgd_run(model: CostModel, w: dict) -> _Work:
-    return _sgd_work("sgd_run", w, param=w["param"], stop_fraction="sgd_stop_fraction")
+    return _sgd_work("sgd_run", w, param=w["param"], stop_fraction="sgd_stop_fraction",
+                     flop=_arithmetic_units(model, "sgd")[0])
 
 
 def _untied_threads(w: dict) -> int:
@@ -713,7 +749,8 @@ def _untied_threads(w: dict) -> int:
 
 def _untied_sgd_run(model: CostModel, w: dict) -> _Work:
     work = _sgd_work("untied_sgd_run", {**w, "records": str(_i(w, "records") + _i(w, "nf"))},
-                     param="untied", stop_fraction="untied_stop_fraction")
+                     param="untied", stop_fraction="untied_stop_fraction",
+                     flop=_arithmetic_units(model, "sgd")[0])
     work.threads = _untied_threads(w)
     return work
 
