@@ -152,11 +152,19 @@ def _existing_file(text: str) -> Path:
 
 
 def _add_backend(sub: argparse.ArgumentParser) -> None:
-    from aimrepro.backends import BACKENDS
+    from aimrepro.backends import BACKENDS, DTYPES
 
     sub.add_argument("--backend", choices=BACKENDS, default="numpy",
                      help="where the kernels compute: numpy (default, the reference) or torch "
                           "(pip install -e '.[gpu]'; a GPU if there is one)")
+    sub.add_argument("--dtype", choices=DTYPES, default="float64",
+                     help="float type of the kernels' arithmetic (default float64; the state and the "
+                          "reported numbers stay float64, docs/design.md \"Precision\")")
+
+
+def _backend(args: argparse.Namespace) -> dict:
+    """The backend of ``--backend`` and ``--dtype``, as ``aimrepro.backends.make_backend`` takes it."""
+    return {"name": args.backend, "dtype": args.dtype}
 
 
 def _add_memory_limit(sub: argparse.ArgumentParser) -> None:
@@ -670,7 +678,7 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
                            teacher_link=args.teacher_link, normalisation=args.normalisation)
         settings = SGDSettings(lr=args.lr, batch=args.batch, horizon=args.horizon,
                                weight_decay=args.weight_decay, n_records=args.records)
-        backend = make_backend(args.backend)
+        backend = make_backend(_backend(args))
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
     trajectory = SGDRun(spec, settings, args.seed).run(backend=backend)
@@ -719,7 +727,7 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
         dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
         # one BLAS thread, as the pipeline's amp_run job has: the same point gives the same bits
         with _one_blas_thread():
-            run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=args.backend)
+            run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=_backend(args))
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)
@@ -742,7 +750,7 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
                            replicate=args.replicate, n_test=args.test_samples, beta=args.beta)
         settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
         dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
-        run = run_on_dataset(dataset, args.inits, settings, threads=args.threads, backend=args.backend)
+        run = run_on_dataset(dataset, args.inits, settings, threads=args.threads, backend=_backend(args))
         se_mmse = solve_se(make_channel("softmax", T=args.T, beta=args.beta), args.alpha, args.rho).mmse
     except ValueError as err:
         subparser.error(str(err).splitlines()[0] if str(err) else type(err).__name__)

@@ -23,7 +23,7 @@ from aimrepro.paper1.channels import make_channel
 from aimrepro.paper1.data import DatasetSpec, sample_dataset
 from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings, _numpy_gradients, initial_problem, run_sgd
 
-from conftest import repository_config, validated
+from conftest import assert_usage_error, repository_config, run_cli, validated
 
 SINGLE = backends.Backend("numpy", "float32")
 DOUBLE = backends.NUMPY
@@ -201,3 +201,15 @@ def test_the_repository_config_computes_in_float64_and_a_bad_float_type_is_named
     bad["backend"]["dtype"] = "float32"
     with pytest.raises(ValueError, match=r"backend\.dtype"):
         validated(bad)
+
+
+def test_the_command_line_passes_the_float_type_through():
+    import json
+
+    common = ("gd", "--T", "2", "--rho", "0.5", "--alpha", "0.1", "--d", "20", "--inits", "3", "--steps", "50",
+              "--lr", "0.1", "--seed", "1")
+    double, single = (run_cli(*common, *extra) for extra in ((), ("--dtype", "float32")))
+    assert double.returncode == single.returncode == 0, single.stderr
+    a, b = json.loads(double.stdout), json.loads(single.stdout)
+    assert a["single_error"] != b["single_error"] and relative(b["single_error"], a["single_error"]) < 1e-5
+    assert_usage_error(run_cli(*common, "--dtype", "float16"), ["--dtype", "float16"])
