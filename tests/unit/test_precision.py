@@ -23,7 +23,7 @@ from aimrepro.paper1.channels import make_channel
 from aimrepro.paper1.data import DatasetSpec, sample_dataset
 from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings, _numpy_gradients, initial_problem, run_sgd
 
-from conftest import assert_usage_error, repository_config, run_cli, validated
+from conftest import REPO, assert_usage_error, repository_config, run_cli, validated
 
 SINGLE = backends.Backend("numpy", "float32")
 DOUBLE = backends.NUMPY
@@ -213,3 +213,39 @@ def test_the_command_line_passes_the_float_type_through():
     a, b = json.loads(double.stdout), json.loads(single.stdout)
     assert a["single_error"] != b["single_error"] and relative(b["single_error"], a["single_error"]) < 1e-5
     assert_usage_error(run_cli(*common, "--dtype", "float16"), ["--dtype", "float16"])
+
+
+def _bench_job(case: dict) -> tuple[str, dict[str, str]]:
+    """The rule and wildcards of the job whose step a bench_precision.py case times."""
+    if case["family"] == "gd":
+        return "gd_run", {"scale": "quick", "link": "softmax_beta1", "T": str(case["T"]), "rho": "0.5",
+                          "d": str(case["d"]), "inits": str(case["K"]), "alpha": str(case["alpha"]), "seed": "0"}
+    common = {"scale": "quick", "link": case["link"], "T": str(case["T"]), "normalisation": "unit_variance",
+              "d": str(case["d"]), "lr": "0.001", "B": str(case["B"]), "wd": "0", "horizon": "1", "stop": "none",
+              "seed": "0"}
+    if case["param"] == "untied":
+        return "untied_sgd_run", {**common, "rho": "1", "sU": "1", "sV": "0.9", "m2": "0", "m0": "none",
+                                  "records": "2", "fh": "0", "nf": "0"}
+    return "sgd_run", {**common, "param": case["param"], "rho": "0.5", "c": "0.5", "records": "2"}
+
+
+def test_the_cost_model_prices_a_float32_step_as_the_benchmark_measured_it():
+    """The model's float64/float32 ratio per step within 25 % of bench_precision.py's, GD and SGD cases."""
+    import json
+
+    from aimrepro_workflow.costs import CostModel
+
+    double = validated(repository_config())
+    single = validated(repository_config())
+    single["backend"]["dtype"] = {"gd": "float32", "sgd": "float32", "amp": "float32"}
+    models = CostModel(double), CostModel(single)
+    measured = json.loads((REPO / "benchmarks" / "results" / "precision.json").read_text())["cases"]
+    misses = []
+    for case in (c for c in measured if c["family"] in ("gd", "sgd")):
+        rule, wildcards = _bench_job(case)
+        step = [model.job(rule, wildcards, loop=1).cpu_seconds - model.job(rule, wildcards, loop=0).cpu_seconds
+                for model in models]
+        ratio = (step[0] / step[1]) / case["speedup"]
+        if not 0.8 <= ratio <= 1.25:
+            misses.append(f"{case['case']}: model x{step[0] / step[1]:.2f}, measured x{case['speedup']:.2f}")
+    assert not misses, misses
