@@ -35,6 +35,17 @@ where Xᵀ(·) contracts the flattened batch (B T × d)ᵀ(B T × r).
 Blow-up (``docs/paper2.md`` §2.4, §8.6: h₃ runs are stiff) stops the run and is
 recorded, never plotted as data: a non-finite batch loss or gradient, or a
 batch loss above ``max_loss``.
+
+Precision
+---------
+The contractions with the tokens (the teacher's and the student's indices,
+the gradients' Xᵀ(·)) run in the float type of the batch X: float64, or
+float32 when the backend says so (config ``backend.dtype.sgd``), the
+batch then drawn in float64 as always and cast, so that both types of one
+seed see the same tokens.  The parameters stay float64 (an update moves
+them by a relative lr/d or less, 10⁴–10⁶ times), as do Tr S and ‖W‖²_F
+subtracted by the centred index, the links and the loss on the (B, T, T)
+indices (O(B T²)), and the recorded order parameters and batch losses.
 """
 
 from __future__ import annotations
@@ -548,8 +559,9 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
         Log a progress line every this many records (0: never).
     backend : None, str, mapping or :class:`aimrepro.backends.Backend`
         Where the step's indices and gradients are computed (default numpy,
-        the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`).
-        The tokens are drawn by ``rng`` on the host either way.
+        the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`),
+        and in which float type (module notes, "Precision").  The tokens are
+        drawn by ``rng`` on the host, in float64, either way.
 
     Returns
     -------
