@@ -84,10 +84,10 @@ def paired_files(reference: Path, candidate: Path, pattern: str) -> list[str]:
 def sgd_statistics(path: Path, threshold: float) -> dict[str, float]:
     run = Trajectory.from_columns(read_table(path), dimension_of(path.as_posix()))
     if "untied" in path.parts:
-        return {"final |s|": float(abs(run.symmetric_overlap[-1])),
+        return {"final symmetric overlap": float(abs(run.symmetric_overlap[-1])),
                 "tau_esc": escape_time(run, ESCAPE_OVERLAP)}
     t_wr = run.weak_recovery_time(threshold)
-    return {"final |p12|/p22": float(abs(run.overlap_ratio[-1])), "T_wr": math.nan if t_wr is None else t_wr}
+    return {"final overlap ratio": float(abs(run.overlap_ratio[-1])), "T_wr": math.nan if t_wr is None else t_wr}
 
 
 def gd_statistics(path: Path) -> dict[str, float]:
@@ -137,8 +137,9 @@ def compare_runs(reference: Path, candidate: Path, files: Iterable[str],
                 "n_float64": int(np.isfinite(a).sum()), "n_float32": int(np.isfinite(b).sum()),
                 "n_both": int(both.sum()), "float64_mean": mean64, "float64_sem": sem64, "float32_mean": mean32,
                 "float32_sem": sem32, "delta": delta, "paired_sem": paired_sem,
-                "delta_over_sem": abs(delta) / sem64 if sem64 and math.isfinite(sem64) and sem64 > 0 else
-                (0.0 if delta == 0 else math.inf),
+                # one seed, or seeds that all agree: no error bar to compare with (NaN)
+                "delta_over_sem": abs(delta) / sem64 if math.isfinite(sem64) and sem64 > 0 else math.nan,
+                "relative_delta": abs(delta) / abs(mean64) if math.isfinite(mean64) and mean64 != 0 else math.nan,
                 "max_abs_seed_difference": float(np.max(np.abs(b[both] - a[both]))) if both.any() else math.nan,
             })
     return rows, {"kind": kind, "files": total, "identical": identical}
@@ -169,18 +170,25 @@ def _number(x: float, digits: int = 3) -> str:
 
 
 def summary_markdown(rows: list[dict]) -> str:
-    """Per kind and statistic: conditions, median and largest |Δ|/s.e., how many beyond 1 s.e."""
+    """Per kind and statistic: conditions, median and largest |Δ|/s.e., how many beyond 1 s.e.
+
+    Conditions with one seed (or none where both trees have the statistic) have no
+    error bar; they count only in the largest relative change |Δ|/|mean|.
+    """
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in rows:
         groups[(row["kind"], row["statistic"])].append(row)
-    lines = ["| runs | statistic | conditions | seeds | median \\|Δ\\|/s.e. | largest \\|Δ\\|/s.e. | beyond 1 s.e. |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| runs | statistic | conditions (with an error bar) | seeds | median \\|Δ\\|/s.e. | largest \\|Δ\\|/s.e. "
+             "| beyond 1 s.e. | largest \\|Δ\\|/\\|mean\\| |",
+             "|---|---|---|---|---|---|---|---|"]
     for (kind, statistic), group in groups.items():
-        ratios = np.array([r["delta_over_sem"] for r in group if math.isfinite(r["delta"])])
+        ratios = np.array([r["delta_over_sem"] for r in group if math.isfinite(r["delta_over_sem"])])
+        relative = [r["relative_delta"] for r in group if math.isfinite(r["relative_delta"])]
         seeds = sum(r["n_both"] for r in group)
-        beyond = int(np.sum(ratios > 1.0))
-        lines.append(f"| {kind} | {statistic} | {len(group)} | {seeds} | {_number(float(np.median(ratios)) if ratios.size else math.nan, 2)}"
-                     f" | {_number(float(np.max(ratios)) if ratios.size else math.nan, 2)} | {beyond} |")
+        lines.append(f"| {kind} | {statistic} | {len(group)} ({ratios.size}) | {seeds} | "
+                     f"{_number(float(np.median(ratios)) if ratios.size else math.nan, 2)} | "
+                     f"{_number(float(np.max(ratios)) if ratios.size else math.nan, 2)} | {int(np.sum(ratios > 1.0))} | "
+                     f"{_number(max(relative) if relative else math.nan, 2)} |")
     return "\n".join(lines)
 
 
@@ -189,7 +197,8 @@ def rows_markdown(rows: list[dict]) -> str:
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         seeds = f"{r['n_both']}" + ("" if r["n_both"] == r["n"] else f" of {r['n']} ({r['n_float64']}, {r['n_float32']})")
-        lines.append(f"| {r['kind']} | `{r['condition']}` | {r['statistic']} | {seeds} | "
+        condition = r["condition"].split("/", 2)[-1]  # without results/{scale}/
+        lines.append(f"| {r['kind']} | `{condition}` | {r['statistic']} | {seeds} | "
                      f"{_number(r['float64_mean'], 4)} ± {_number(r['float64_sem'], 2)} | "
                      f"{_number(r['delta'], 2)} ± {_number(r['paired_sem'], 2)} | {_number(r['delta_over_sem'], 2)} |")
     return "\n".join(lines)
