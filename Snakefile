@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import min_version
 
+from aimrepro import preflight
 from aimrepro.config import ConfigError, configured_scales, validate_config
 
 min_version("9.0")
@@ -18,6 +19,11 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "lib"))
 
 from aimrepro_workflow.checks import check_config
 from aimrepro_workflow.report import build_note
+
+
+# A config.yaml that is not YAML: one line with its line and column, not the parser's stack.
+if problem := preflight.yaml_problem("config.yaml"):
+    sys.exit(f"aimrepro: {problem}")
 
 
 configfile: "config.yaml"
@@ -33,6 +39,12 @@ try:
 except ConfigError as err:
     # sys.exit prints only the message: Snakemake would add a traceback.
     sys.exit(f"aimrepro: {err}")
+
+# Where this scale writes must be writable (a real probe), before Snakemake looks at its
+# files: a read-only mount or a file in a directory's place would otherwise end in a stack.
+SCALE_DIRECTORIES = [Path("results") / config["scale"], Path("figures") / config["scale"]]
+if problem := preflight.unwritable(SCALE_DIRECTORIES):
+    sys.exit(f"aimrepro: {problem}")
 
 
 report: "workflow/report/workflow.rst"
@@ -66,6 +78,15 @@ include: "workflow/rules/claims.smk"
 
 localrules:
     all,
+
+
+onstart:
+    # The free disk covers what is still to write (the cost model's outputs of the
+    # scale, less what is there), checked before the first job, not in a dry run.
+    still_to_write = (COSTS.table(config["scale"])["total"]["disk_bytes"]
+                      - preflight.bytes_present(SCALE_DIRECTORIES))
+    if problem := preflight.disk_shortfall(".", max(still_to_write, 0.0)):
+        sys.exit(f"aimrepro: {problem}")
 
 
 rule all:

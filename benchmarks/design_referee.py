@@ -13,8 +13,13 @@ referee scale (or any scale: ``--scale``) and
 3. predicts s.e.(e∞) of the configured sizes and seeds from those laws and
    puts the measured s.e.(e∞) of the row beside it;
 4. designs the cheapest sizes and seeds (among the configured sizes and
-   their neighbours) that reach 0.8 × tolerance/2 within the row's share of
-   the budget (``aimrepro.claims.design.design_trend``).
+   1.5 and 2 times them, never below the smallest configured d, where the
+   row's regime starts) that reach 0.8 × tolerance/2 within the row's share
+   of the budget (``aimrepro.claims.design.design_trend``).
+
+A measured s.e. above the predicted one is usually the fit's χ²/dof
+inflation (``aimrepro.claims.trends``: the s.e. is scaled by √(χ²/dof) when
+that exceeds 1), which the laws cannot predict.
 
 The GD row's estimate uses GAMP-RIE on the same datasets as control variate
 (``aimrepro.paper1.gd.averaged_trend_point``); its spread per d is that of the
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import math
 import platform
 import re
@@ -53,8 +59,8 @@ from aimrepro_workflow.plans import Plan  # noqa: E402
 PER_D = re.compile(r"d = (\d+): ([-+0-9.eE]+) ± ([-+0-9.eEna]+) \((\d+) runs\)")
 #: "e∞ = 0.01 ± 0.003" as FiniteSizeTrend.fit_text writes it.
 LIMIT = re.compile(r"e∞ = ([-+0-9.eE]+) ± ([-+0-9.eE]+)")
-#: The part of a tolerance that is a number: "... = 0.0128 (+ 2 s.e.)", "|e∞| ≤ 0.05 + 2 s.e.".
-TOLERANCE_NUMBER = re.compile(r"(?:= |≤ |<= )([0-9.]+(?:e-?\d+)?)")
+#: The number a tolerance adds its 2 s.e. to: "... = 0.0128 (+ 2 s.e.)", "|e∞| ≤ 0.05 + 2 s.e.".
+TOLERANCE_NUMBER = re.compile(r"([0-9][0-9.]*(?:e-?\d+)?)\s*\(?\+ 2 s")
 
 
 def _cpu_per_d(result_paths, d_of) -> dict[int, list[float]]:
@@ -136,7 +142,7 @@ def _tolerance(row) -> float:
         from aimrepro.claims.paper1_gd import TREND_DECISIVE_SE
         return 2.0 * TREND_DECISIVE_SE
     found = TOLERANCE_NUMBER.findall(str(row.tolerance))
-    return float(found[0]) if found else math.nan
+    return float(found[-1]) if found else math.nan
 
 
 def analyse(row, source, budget) -> dict:
@@ -158,7 +164,11 @@ def analyse(row, source, budget) -> dict:
     out["spread_law"], out["cost_law"] = spread.to_dict(), cost.to_dict()
     out["predicted_se"] = extrapolation_se(source["dims"], source["seeds"], spread)
     target = 0.8 * out["tolerance"] / 2.0
-    candidates = sorted(set(source["dims"]) | {int(d * f) for d in source["dims"] for f in (0.5, 1.5, 2.0)})
+    # never below the configured sizes: the smallest d of a row is where its regime starts
+    # (r = rho d >= 20, the excess already ~1/d), not a cost to save
+    smallest = min(source["dims"])
+    candidates = sorted(d for d in set(source["dims"]) | {int(d * f) for d in source["dims"] for f in (1.5, 2.0)}
+                        if d >= smallest)
     try:
         best = design_trend(candidates, spread, cost, target_se=target, budget=budget,
                             n_dims=(max(3, len(source["dims"]) - 1), len(source["dims"])))
@@ -177,6 +187,8 @@ def main() -> None:
                         help="CPU seconds one row's design may spend (default 900)")
     args = parser.parse_args()
     config = yaml.safe_load(args.config.read_text())
+    # result paths are relative to the repository that holds the tree (results/<scale>/...)
+    os.chdir(args.results.resolve().parents[1])
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
     validate_config(config, schema)
     check_config(config)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import copy
 import hashlib
+import json
 import math
 import os
 import re
@@ -47,8 +48,10 @@ if str(workflow_lib) not in sys.path:
 
 #: What a workflow run needs from the repository: the rules list
 #: src/aimrepro/*.py as inputs, so src/ is copied too (the package itself is
-#: imported from the editable install).
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore")
+#: imported from the editable install); the license, citation, README and
+#: pyproject go into a crate of its results.
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore",
+                  "LICENSE", "CITATION.cff", "README.md", "pyproject.toml")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".snakemake")
 
 CONFIG_SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -82,6 +85,64 @@ def run_cli(*args: str, module: bool = False, cwd: Path | None = None,
                           cwd=cwd, check=False)
 
 
+def result_bytes(workdir: Path) -> dict[str, bytes]:
+    """Every file of results/ and the pixels of each figure.
+
+    Sidecars and logs carry times, and a figure's metadata the commit of
+    its copy of the repository: those are left out.
+    """
+    from matplotlib.image import imread
+
+    files = {}
+    for path in sorted((workdir / "results").rglob("*")):
+        if path.is_file() and path.suffix not in (".json", ".log"):
+            files[str(path.relative_to(workdir))] = path.read_bytes()
+    for path in sorted((workdir / "figures").rglob("*.png")):
+        files[str(path.relative_to(workdir))] = imread(path).tobytes()
+    return files
+
+
+def printed_remedy(text: str, marker: str) -> str:
+    """The command a refusal or a failed check prints after ``marker`` (to the end of its line)."""
+    lines = [line.split(marker, 1)[1].strip() for line in text.splitlines() if marker in line]
+    assert lines, f"no {marker!r} in:\n{text[-3000:]}"
+    assert len(set(lines)) == 1, lines
+    return lines[0]
+
+
+def run_remedy(workdir: Path, command: str, timeout: float = 1200) -> subprocess.CompletedProcess:
+    """A printed remedy run verbatim by a shell in ``workdir``, with the venv's commands on PATH."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(command, shell=True, cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    assert done.returncode == 0, f"{command} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def run_main(capsys, args: list[str]) -> subprocess.CompletedProcess:
+    """``aimrepro.cli.main(args)`` in this process, as a CompletedProcess (status, stdout, stderr)."""
+    from aimrepro import cli
+
+    try:
+        status = cli.main(args)
+    except SystemExit as stop:
+        status = stop.code
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, status, captured.out, captured.err)
+
+
+def changed(base: list[str], **options: str) -> list[str]:
+    """A command line with options replaced or added (``lr="0.1"`` sets ``--lr 0.1``)."""
+    args = list(base)
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if flag in args:
+            args[args.index(flag) + 1] = value
+        else:
+            args += [flag, value]
+    return args
+
+
 def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
     """A refused command line: exit 2, empty stdout, one stderr line naming each of ``names``."""
     assert done.returncode == 2 and done.stdout == ""
@@ -90,6 +151,22 @@ def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
     for name in names:
         assert name in lines[0]
 
+
+
+def assert_same_results(a: Path, b: Path) -> list[dict]:
+    """``aimrepro diff --json A B``: every result in both trees, with the same bytes; returns them.
+
+    A figure embeds the commit of its copy of the repository (two copies
+    committed at different times differ): its bytes may differ, its drawing
+    may not (status ``close``).
+    """
+    compared = run_cli("diff", "--json", str(a), str(b), timeout=300)
+    assert compared.returncode == 0, compared.stdout[-4000:]
+    results = json.loads(compared.stdout)["results"]
+    for result in results:
+        allowed = {"same", "close"} if result["path"].startswith("figures/") else {"same"}
+        assert result["status"] in allowed, result
+    return results
 
 
 def git(repository: Path, *args: str) -> str:
@@ -129,12 +206,15 @@ def copy_repository(destination: Path, config: dict | None = None) -> Path:
     return destination
 
 
-def run_snakemake(workdir: Path, *args: str, check: bool = True,
-                  timeout: float = 1200) -> subprocess.CompletedProcess:
-    """Run the venv's ``snakemake`` in ``workdir``; on failure with check, show its output."""
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the venv's ``snakemake`` in ``workdir`` (with ``env`` added to the environment).
+
+    On failure with ``check``, the test fails showing Snakemake's output.
+    """
     completed = subprocess.run(
         [executable("snakemake"), *args], cwd=workdir, capture_output=True, text=True,
-        timeout=timeout, check=False,
+        timeout=timeout, check=False, env=None if env is None else {**os.environ, **env},
     )
     if check and completed.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} exited {completed.returncode}\n"
@@ -272,6 +352,8 @@ SHARED_BUILD_MODULES = {
     "tests/workflow/test_amp_workflow.py": "tiny_run",
     "tests/workflow/test_gd_workflow.py": "tiny_run",
     "tests/workflow/test_report.py": "tiny_run",
+    "tests/workflow/test_repair.py": "tiny_run",
+    "tests/workflow/test_crate_workflow.py": "tiny_run",
     # one throwaway Slurm per session, brought up and torn down by one worker
     "tests/cluster/test_slurm.py": "cluster",
 }

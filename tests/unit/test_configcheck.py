@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -144,7 +145,7 @@ def test_yaml_nan_and_inf_are_read_as_floats_and_refused():
 ABSURD = [
     # the examples (each alone in an otherwise default config)
     ("scales.quick.se_points.softmax", 10**7, "se_curve"),
-    ("scales.quick.data.test_samples", 10**9, "gd_run"),   # the GD trend at d = 100, T = 4
+    ("scales.quick.data.test_samples", 10**9, "amp_run"),   # inherited by the referee preset: its AMP trend at d = 300
     ("scales.paper.data.test_samples", 10**9, "gd_run"),
     ("paper1.figure2.right.gd.optimizer.steps", 10**12, "gd_run"),
     ("scales.quick.paper2.figure2.d", 10**6, "reference_flow"),
@@ -301,7 +302,9 @@ def test_trend_seeds_per_d_must_match_the_dims():
     from conftest import validated
 
     config = copy.deepcopy(CONFIG)
-    config["scales"]["referee"]["trends"]["amp"]["softmax_T3"]["seeds"] = [8, 8]
-    with pytest.raises(ConfigError, match=r"scales.referee.trends.amp.softmax_T3.seeds = \[8, 8\]; "
-                                          r"allowed: one count, or one per d \(3 for dims"):
+    trend = config["scales"]["referee"]["trends"]["amp"]["softmax_T3"]
+    trend["seeds"] = [8] * (len(trend["dims"]) - 1)
+    shown = re.escape(str(trend["seeds"]))
+    with pytest.raises(ConfigError, match=rf"scales.referee.trends.amp.softmax_T3.seeds = {shown}; "
+                                          rf"allowed: one count, or one per d \({len(trend['dims'])} for dims"):
         validated(config)

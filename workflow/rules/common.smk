@@ -4,6 +4,7 @@
 # without Snakemake); the rule files only declare.
 
 import os
+import sys
 from pathlib import Path
 
 from aimrepro.backends import family_backend
@@ -63,3 +64,31 @@ def figure_log(name):
 #: Paper 2's science section ({} in a config without paper 2: its rules are
 #: defined but no target asks for them).
 P2 = config.get("paper2", {})
+
+
+def path_values(wildcards, output):
+    """The values a job's output path names (its wildcards), as a param of the rules marked ``cache``.
+
+    Snakemake's shared result cache (``snakemake --cache``) keys a job by its
+    script, params, non-generated inputs (here the code files) and upstream
+    jobs, not by its output path, in which this pipeline writes every
+    parameter: without them as a param, two seeds of an SGD run would share a
+    cache entry.  Named ``wildcards``, the param adds nothing to the sidecar
+    (whose ``params.wildcards`` already holds them).  It takes ``output`` so
+    that Snakemake counts it as derived from the output path, which it is:
+    adding it does not rerun existing results (docs/design.md, "Shared result
+    cache").
+    """
+    return dict(wildcards.items())
+
+
+#: The `cache:` of the expensive rules, whose results Snakemake's shared cache may serve
+#: (`snakemake --cache`, docs/design.md "Shared result cache"): true when the run asks for the
+#: cache.  Not always true: Snakemake would print a line per such rule at every start without it.
+SHARED_CACHE = workflow.workflow_settings.cache is not None
+
+# `snakemake --cache` without a cache directory: Snakemake 9.27 warns that it will not
+# cache, then fails in the first cached job; stop before any job instead.
+if SHARED_CACHE and not os.environ.get("SNAKEMAKE_OUTPUT_CACHE"):
+    sys.exit("aimrepro: --cache needs the shared cache directory in the environment variable "
+             "SNAKEMAKE_OUTPUT_CACHE (docs/design.md, \"Shared result cache\")")

@@ -54,8 +54,10 @@ rule amp_run:
     wildcard_constraints:
         **paths.AMP_RUN.constraints(),
     params:
+        wildcards=path_values,
         solver=config["paper1"]["amp_solver"],
         backend=BACKEND["amp"],
+    cache: SHARED_CACHE
     threads: 1
     resources:
         **COSTS.resources("amp_run"),
@@ -106,9 +108,11 @@ rule gd_run:
     wildcard_constraints:
         **paths.GD_RUN.constraints(),
     params:
+        wildcards=path_values,
         optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
         block=lambda wildcards: (PLAN.gd_size(wildcards.scale) or {}).get("block"),
         backend=BACKEND["gd"],
+    cache: SHARED_CACHE
     threads: COSTS.threads("gd_run")
     resources:
         **COSTS.resources("gd_run"),
@@ -158,7 +162,9 @@ rule tokens_amp_run:
     wildcard_constraints:
         **paths.TOKENS_AMP_RUN.constraints(),
     params:
+        wildcards=path_values,
         solver=config["paper1"]["amp_solver"],
+    cache: SHARED_CACHE
     threads: 1
     resources:
         **COSTS.resources("tokens_amp_run"),

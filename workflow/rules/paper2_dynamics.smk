@@ -20,7 +20,9 @@ rule sgd_run:
     wildcard_constraints:
         **paths.SGD_RUN.constraints(),
     params:
+        wildcards=path_values,
         backend=BACKEND["sgd"],
+    cache: SHARED_CACHE
     threads: 1
     resources:
         **COSTS.resources("sgd_run"),
@@ -39,6 +41,9 @@ rule reference_flow:
         paths.REFERENCE_FLOW.log(),
     wildcard_constraints:
         **paths.REFERENCE_FLOW.constraints(),
+    params:
+        wildcards=path_values,
+    cache: SHARED_CACHE
     threads: 1
     resources:
         **COSTS.resources("reference_flow"),
@@ -90,6 +95,9 @@ rule flow_ensemble:
         paths.FLOW_ENSEMBLE.log(),
     wildcard_constraints:
         **paths.FLOW_ENSEMBLE.constraints(),
+    params:
+        wildcards=path_values,
+    cache: SHARED_CACHE
     threads: 1
     resources:
         **COSTS.resources("flow_ensemble"),

@@ -19,7 +19,9 @@ rule untied_sgd_run:
     wildcard_constraints:
         **paths.UNTIED_SGD.constraints(),
     params:
+        wildcards=path_values,
         backend=BACKEND["sgd"],
+    cache: SHARED_CACHE
     threads: COSTS.threads("untied_sgd_run")
     resources:
         **COSTS.resources("untied_sgd_run"),
@@ -38,6 +40,9 @@ rule untied_theory:
         paths.UNTIED_THEORY.log(),
     wildcard_constraints:
         **paths.UNTIED_THEORY.constraints(),
+    params:
+        wildcards=path_values,
+    cache: SHARED_CACHE
     threads: 1
     resources:
         **COSTS.resources("untied_theory"),

@@ -4,6 +4,8 @@ Wildcards name the dataset (paths.DATASET, paper1_simulations.smk); the science 
 ``aimrepro.paper1.data.sample_dataset``.
 """
 
+from pathlib import Path
+
 from _job import run_job
 
 from aimrepro.paper1.data import (DatasetSpec, dataset_bytes, dataset_seed, parse_link_token,
@@ -20,9 +22,13 @@ def main(smk) -> None:
         dataset = sample_dataset(spec, smk.params.base_seed)
         save_dataset(smk.output.data, dataset)
         seed_sequence = dataset_seed(smk.params.base_seed, spec)
+        # the rule is temp() at a scale whose preset says so (paper1_simulations.smk); the
+        # scale is the path's second part (results/<scale>/data/...)
+        scale = Path(smk.output.data).parts[1]
         job.write_sidecar(smk.output.data, seed=int(smk.params.base_seed), diagnostics={
             "n": spec.n, "r": spec.r, "n_test": spec.n_test, "bytes": dataset_bytes(spec),
-        }, extra_params={"seed_spawn_key": list(seed_sequence.spawn_key)})
+        }, extra_params={"seed_spawn_key": list(seed_sequence.spawn_key)},
+            temporary=bool(smk.config["scales"][scale]["data"]["temporary"]))
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import ClassVar
@@ -543,15 +544,22 @@ def estimated_table_seconds(T: int, n_reference: int, n_nodes: int = TABLE_NODES
     Measured per-sample costs for T ≤ 4 (:data:`SAMPLE_MICROSECONDS`); beyond,
     the T = 4 cost scaled by the number of possible labels (the candidates a
     posterior draw needs), which :func:`possible_labels` counts by enumeration.
+    Overflow-safe: ``math.inf`` for a T or a sample size beyond the floats
+    (``aimrepro se --T 1000000000`` is refused with this estimate, not with an
+    OverflowError).
     """
     T = _check_T(T)
-    total = float(np.sum(table_samples(table_grid(n_nodes, x_min), n_reference)))
+    n_reference = _check_positive_int("n_reference", n_reference, 2)
+    reference = float(n_reference) if n_reference < 2 ** 1023 else math.inf
+    total = float(np.sum(np.ceil(reference / table_grid(n_nodes, x_min))))
     if T in SAMPLE_MICROSECONDS:
         per_sample = SAMPLE_MICROSECONDS[T]
     else:
-        # T^T bounds the count where enumerating the maps would itself be slow
-        labels = len(possible_labels(T)) if T <= 6 else float(T) ** T
-        per_sample = SAMPLE_MICROSECONDS[4] * labels / len(possible_labels(4))
+        # T^T bounds the count where enumerating the maps would itself be slow; in logs,
+        # since T^T overflows a float from T = 144 on
+        log_labels = math.log(len(possible_labels(T))) if T <= 6 else T * math.log(T)
+        log_ratio = log_labels - math.log(len(possible_labels(4)))
+        per_sample = SAMPLE_MICROSECONDS[4] * (math.exp(log_ratio) if log_ratio < 700 else math.inf)
     return total * per_sample * 1e-6
 
 
@@ -605,20 +613,29 @@ def node_seeds(seed: int, T: int, n_nodes: int) -> list[np.random.SeedSequence]:
     return np.random.SeedSequence(entropy=int(seed), spawn_key=(0x4A7D, int(T))).spawn(n_nodes)
 
 
-def fisher_table(T: int, x, n_samples, seed: int, *, first_block: int = 2) -> FisherTable:
+def fisher_table(T: int, x, n_samples, seed: int, *, first_block: int = 2,
+                 progress: Callable[[int, int], None] | None = None) -> FisherTable:
     """Estimate F_T at every node x (m = 1 − x²) with :func:`estimate_fisher`, node k seeded by ``node_seeds``.
 
     ``n_samples`` is one int for every node or one per node.  Cost: the sum of
     the nodes' costs (T = 3: ~20 s per 10⁶ samples; measured values are
-    stored in ``seconds``).
+    stored in ``seconds``).  ``progress``, if given, is called as
+    ``progress(samples_done, samples_total)`` after each node (a progress bar;
+    it does not change the table).
     """
     T = _check_T(T)
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or x.size < 1 or np.any(~(x > 0)) or np.any(x > 1):
         raise ValueError(f"x must be a 1-D grid in (0, 1], got {x}")
     n_samples = np.broadcast_to(np.asarray(n_samples), x.shape)
-    estimates = [estimate_fisher(T, 1.0 - xk * xk, int(nk), np.random.default_rng(ss), first_block=first_block)
-                 for xk, nk, ss in zip(x, n_samples, node_seeds(seed, T, x.size))]
+    total, done = int(np.sum(n_samples)), 0
+    estimates = []
+    for xk, nk, ss in zip(x, n_samples, node_seeds(seed, T, x.size)):
+        estimates.append(estimate_fisher(T, 1.0 - xk * xk, int(nk), np.random.default_rng(ss),
+                                         first_block=first_block))
+        done += int(nk)
+        if progress is not None:
+            progress(done, total)
     return FisherTable(T, x, np.array([e.value for e in estimates]), np.array([e.stderr for e in estimates]),
                        np.array([e.n_samples for e in estimates]),
                        np.array([e.candidates_per_sample for e in estimates]),

@@ -1,7 +1,8 @@
 """Online SGD of attention-indexed models for direct, tied and untied attention (``docs/paper2.md`` §2).
 
 One engine trains a student index S₁ against a fixed teacher S₂ on fresh
-Gaussian tokens, with the teacher–student loss of :mod:`.losses`, for three
+Gaussian tokens (or tokens of another law with mean 0 and variance 1,
+``ProblemSpec.tokens``, ``docs/paper2.md`` §10), with the teacher–student loss of :mod:`.losses`, for three
 parametrisations of the student:
 
 ``direct``  S ∈ R^{d×d} itself, centered index ([P App. E, eq. 395]);
@@ -53,11 +54,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from aimrepro.backends import make_backend
+from aimrepro.model import GAUSSIAN, TokenLaw
 from aimrepro.paper2.losses import MSELoss, make_link
 from aimrepro.paper2.matrices import DenseMatrix, FactoredMatrix, trace_products
 from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
@@ -308,6 +311,10 @@ class ProblemSpec:
         direction; the moments move by O(1/d), ``docs/paper2.md`` §2.3).
     loss_prefactor : float
         c of ℒ = c‖F(G₁) − F(G₂)‖².
+    tokens : aimrepro.model.TokenLaw
+        Law of the token coordinates (default Gaussian, the paper's); the data
+        stream of a replicate draws the same standard normals whatever the law
+        (``model.TokenLaw``: common random numbers across laws).
     """
 
     param: str
@@ -324,8 +331,11 @@ class ProblemSpec:
     teacher_mean: float = 0.0
     loss_prefactor: float = 0.5
     init_mean: float | None = None
+    tokens: TokenLaw = GAUSSIAN
 
     def __post_init__(self) -> None:
+        if not isinstance(self.tokens, TokenLaw):
+            raise ValueError(f"tokens must be a model.TokenLaw, got {self.tokens!r}")
         if self.param not in PARAMETRISATIONS:
             raise ValueError(f"param must be one of {PARAMETRISATIONS}, got {self.param!r}")
         if self.normalisation not in NORMALISATIONS:
@@ -542,7 +552,8 @@ def _numpy_gradients(student: Student, teacher: FactoredMatrix, loss: MSELoss, X
 
 def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
             settings: SGDSettings, rng: np.random.Generator, *,
-            progress_every: int = 0, backend=None) -> Trajectory:
+            progress_every: int = 0, backend=None, tokens: TokenLaw = GAUSSIAN,
+            progress: Callable[[int, int], None] | None = None) -> Trajectory:
     """Online SGD of ``student`` against ``teacher``; the student is updated in place.
 
     Parameters
@@ -555,6 +566,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
     settings : SGDSettings
     rng : numpy.random.Generator
         The data stream: each step draws one (B, T, d) array of tokens.
+    tokens : aimrepro.model.TokenLaw
+        Their law (default: standard Gaussian, drawn exactly as before the laws existed).
     progress_every : int
         Log a progress line every this many records (0: never).
     backend : None, str, mapping or :class:`aimrepro.backends.Backend`
@@ -562,6 +575,10 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
         the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`),
         and in which float type (module notes, "Precision").  The tokens are
         drawn by ``rng`` on the host, in float64, either way.
+    progress : callable, optional
+        Called as ``progress(steps_done, steps_total)`` about 200 times along
+        the run and at its end (a progress bar); it sees nothing of the state
+        and changes no number.
 
     Returns
     -------
@@ -580,6 +597,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
     d = student.d
     if teacher.d != d:
         raise ValueError(f"teacher is {teacher.d}×{teacher.d}, student {d}×{d}")
+    if not isinstance(tokens, TokenLaw):
+        raise ValueError(f"tokens must be a model.TokenLaw, got {tokens!r}")
     if not (isinstance(T, (int, np.integer)) and T >= loss.min_T):
         raise ValueError(f"T must be an integer >= {loss.min_T}, got {T!r}")
     backend = make_backend(backend)
@@ -621,8 +640,11 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
 
     # Overflow and NaN are expected when a run blows up; they are detected below
     # from the values and recorded, not raised as floating-point warnings.
+    progress_stride = max(1, n_total // 200) if progress is not None else 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(n_total + 1):
+            if progress_stride and n % progress_stride == 0:
+                progress(n, n_total)
             if is_record[n] and n > 0:
                 stop = record(n)
                 loss_sum, loss_count = 0.0, 0
@@ -631,7 +653,7 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
             if n == n_total:
                 break
             # drawn in float64 whatever the float type, so that both types of one seed see the same tokens
-            X = rng.standard_normal((B, T, d))
+            X = tokens.sample(rng, (B, T, d))
             if cast_tokens:
                 X = X.astype(np.float32)
             batch_losses, grads = gradients(student, teacher, loss, X)
@@ -653,6 +675,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
                     theta *= decay
                 theta -= lr * gr
 
+    if progress is not None:
+        progress(n_total, n_total)
     steps = np.asarray(extra.pop("n_steps"), dtype=np.int64)
     columns = {"n_steps": steps, "n_samples": steps * B, "t_fast": steps * lr}
     columns.update({name: np.asarray(values, dtype=float) for name, values in extra.items()})
@@ -668,7 +692,9 @@ class SGDRun:
     settings: SGDSettings
     seed: int
 
-    def run(self, *, progress_every: int = 0, backend=None) -> Trajectory:
+    def run(self, *, progress_every: int = 0, backend=None,
+            progress: Callable[[int, int], None] | None = None) -> Trajectory:
         student, teacher, data_rng = initial_problem(self.spec, self.seed)
         return run_sgd(student, teacher, self.spec.loss(), self.spec.T, self.settings, data_rng,
-                       progress_every=progress_every, backend=backend)
+                       progress_every=progress_every, backend=backend, tokens=self.spec.tokens,
+                       progress=progress)
