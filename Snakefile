@@ -7,7 +7,6 @@
 import sys
 from pathlib import Path
 
-import yaml
 from snakemake.utils import min_version
 
 from aimrepro import preflight
@@ -15,9 +14,13 @@ from aimrepro.config import ConfigError, configured_scales, validate_config
 
 min_version("9.0")
 
+# The workflow layer is an installed package of the project; this directory's own
+# copy comes first, so that a workflow runs the plan beside its rules.
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "lib"))
 
-from aimrepro_workflow.checks import check_config
+from aimrepro_workflow import load_schema
+from aimrepro_workflow.checks import check_config, check_plan
+from aimrepro_workflow.plans import Plan
 from aimrepro_workflow.report import build_note
 
 
@@ -29,13 +32,15 @@ if problem := preflight.yaml_problem("config.yaml"):
 configfile: "config.yaml"
 
 
-# Validate (and fill defaults) before anything is planned, so that a bad value
-# stops the run with one line naming the key, before any job starts.
-with open(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml") as handle:
-    CONFIG_SCHEMA = yaml.safe_load(handle)
+# Validate (and fill defaults) before anything is planned, then check the plan of
+# the scale run against limits (its jobs, their memory, its core-hours), so that a
+# bad value stops the run with one line naming the key, before any job starts.
+# The rules read the same plan (PLAN), made once.
 try:
-    validate_config(config, CONFIG_SCHEMA)
+    validate_config(config, load_schema())
     check_config(config)
+    PLAN = Plan(config)
+    check_plan(config, [config["scale"]], plan=PLAN)
 except ConfigError as err:
     # sys.exit prints only the message: Snakemake would add a traceback.
     sys.exit(f"aimrepro: {err}")

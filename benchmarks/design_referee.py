@@ -51,7 +51,7 @@ from aimrepro.claims.design import design_trend, extrapolation_se, fit_power_law
 from aimrepro.claims.table import read_claims  # noqa: E402
 from aimrepro.config import validate_config  # noqa: E402
 from aimrepro.records.sidecars import read_sidecar  # noqa: E402
-from aimrepro_workflow import paths  # noqa: E402
+from aimrepro_workflow.kinds import KINDS  # noqa: E402
 from aimrepro_workflow.checks import check_config  # noqa: E402
 from aimrepro_workflow.plans import Plan  # noqa: E402
 
@@ -89,11 +89,11 @@ def row_sources(plan: Plan, config, scale: str) -> dict[str, dict]:
         for prefix in ("p1-amp-trend", "p1-amp-gen-trend"):
             rows[f"{prefix}-{trend['name']}"] = {
                 "dims": [p["d"] for p in trend["points"]], "seeds": [len(p["seeds"]) for p in trend["points"]],
-                "cpu": _cpu_per_d(runs, _run_d(paths.AMP_RUN))}
+                "cpu": _cpu_per_d(runs, _run_d(KINDS["amp_run"].path))}
     gd = plan.gd_trend(scale)
     if gd and gd["points"]:
-        gd_cpu = _cpu_per_d(plan.trend_runs(scale, "gd"), _run_d(paths.GD_RUN))
-        amp_cpu = _cpu_per_d(plan.trend_runs(scale, "gd_amp"), _run_d(paths.AMP_RUN))
+        gd_cpu = _cpu_per_d(plan.trend_runs(scale, "gd"), _run_d(KINDS["gd_run"].path))
+        amp_cpu = _cpu_per_d(plan.trend_runs(scale, "gd_amp"), _run_d(KINDS["amp_run"].path))
         ratio = {p["d"]: len(p["amp_seeds"]) / len(p["seeds"]) for p in gd["points"]}
         # one "run" of the estimate: a GD draw and its share of AMP draws
         cpu = {d: [sum(gd_cpu[d]) / max(len(gd_cpu[d]), 1) + ratio[d] * (
@@ -106,15 +106,16 @@ def row_sources(plan: Plan, config, scale: str) -> dict[str, dict]:
         amp_size = sizes["hardmax_tokens"]["amp"]
         rows[f"p1x-hardmax-tokens-T{T}-amp"] = {
             "dims": list(amp_size["dims"]), "seeds": [amp_size["seeds"]] * len(amp_size["dims"]),
-            "cpu": _cpu_per_d([r["path"] for r in tokens], _run_d(paths.TOKENS_AMP_RUN))}
+            "cpu": _cpu_per_d([r["path"] for r in tokens], _run_d(KINDS["tokens_amp_run"].path))}
     for table in plan.tied_velocity_tables(scale):
         try:
             total = float(read_sidecar(table["path"])["cpu_seconds"])
         except (OSError, ValueError):
-            continue
+            total = None  # a pilot's tree predicting another design: spreads only
         # one job holds every d: its CPU split as the exact drift's O(d³) per replicate
         weights = {d: (d / 100.0) ** 3 for d in table["dims"]}
-        per_seed = {d: total * w / sum(weights.values()) / len(table["seeds"]) for d, w in weights.items()}
+        per_seed = ({} if total is None else
+                    {d: total * w / sum(weights.values()) / len(table["seeds"]) for d, w in weights.items()})
         for kind in ("eq17-flow", "sgd-drift"):
             rows[f"p2-tied-{kind}-{table['link']}"] = {
                 "dims": table["dims"], "seeds": [len(table["seeds"])] * len(table["dims"]),
@@ -127,8 +128,8 @@ def row_sources(plan: Plan, config, scale: str) -> dict[str, dict]:
     for (param, link), runs in by_row.items():
         prefix = "p2-sgd-follows-flow-trend" if link in follow.get(param, []) else "p2-s3-sgd-follows-flow"
         dims = sorted({r["d"] for r in runs})
-        cpu = _cpu_per_d([r["path"] for r in runs], _run_d(paths.SGD_RUN))
-        flows = _cpu_per_d([r["flow_path"] for r in runs], _run_d(paths.REFERENCE_FLOW))
+        cpu = _cpu_per_d([r["path"] for r in runs], _run_d(KINDS["sgd_run"].path))
+        flows = _cpu_per_d([r["flow_path"] for r in runs], _run_d(KINDS["reference_flow"].path))
         rows[f"{prefix}-{param}-{link}"] = {
             "dims": dims, "seeds": [sum(r["d"] == d for r in runs) for d in dims],
             "cpu": {d: [sum(cpu[d]) / len(cpu[d]) + (sum(flows[d]) / len(flows[d]) if flows.get(d) else 0.0)]
@@ -155,14 +156,18 @@ def analyse(row, source, budget) -> dict:
            "tolerance": _tolerance(row)}
     cpu = {d: sum(v) / len(v) for d, v in source["cpu"].items() if v}
     out["cpu_seconds"] = sum(cpu.get(d, math.nan) * n for d, n in zip(source["dims"], source["seeds"]))
-    if len(per_d) < 2 or len(cpu) < 2:
-        out["note"] = "too few sizes with a spread and a CPU time to fit the laws"
+    if len(per_d) < 2:
+        out["note"] = "too few sizes with a spread to fit its law"
         return out
     spread = fit_power_law([d for d, *_ in per_d], [s * math.sqrt(n) for d, _, s, n in per_d],
                            weights=[n for *_, n in per_d])
-    cost = fit_power_law(list(cpu), list(cpu.values()))
-    out["spread_law"], out["cost_law"] = spread.to_dict(), cost.to_dict()
+    out["spread_law"] = spread.to_dict()
     out["predicted_se"] = extrapolation_se(source["dims"], source["seeds"], spread)
+    if len(cpu) < 2:
+        out["note"] = "too few sizes with a CPU time to fit the cost law: no design"
+        return out
+    cost = fit_power_law(list(cpu), list(cpu.values()))
+    out["cost_law"] = cost.to_dict()
     target = 0.8 * out["tolerance"] / 2.0
     # never below the configured sizes: the smallest d of a row is where its regime starts
     # (r = rho d >= 20, the excess already ~1/d), not a cost to save
@@ -183,10 +188,18 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=REPO / "results" / "referee")
     parser.add_argument("--scale", default="referee")
     parser.add_argument("--config", type=Path, default=REPO / "config.yaml")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "referee_design.json",
+                        help="where the JSON goes (a pilot's laws, predicting a later design: "
+                             "referee_design_pilot.json)")
+    parser.add_argument("--pilot", type=Path, default=None,
+                        help="a pilot's JSON (--out of a run on the pilot's tree): print the markdown "
+                             "table of docs/benchmarks.md, the pilot's predicted s.e. beside the measured")
     parser.add_argument("--budget-cpu", type=float, default=900.0,
                         help="CPU seconds one row's design may spend (default 900)")
     args = parser.parse_args()
     config = yaml.safe_load(args.config.read_text())
+    args.out = args.out.resolve()
+    args.pilot = None if args.pilot is None else args.pilot.resolve()
     # result paths are relative to the repository that holds the tree (results/<scale>/...)
     os.chdir(args.results.resolve().parents[1])
     schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -199,7 +212,7 @@ def main() -> None:
     sources = row_sources(plan, config, args.scale)
     report = [analyse(rows[row_id], source, args.budget_cpu) for row_id, source in sources.items()
               if row_id in rows]
-    out = REPO / "benchmarks" / "results" / "referee_design.json"
+    out = args.out
     out.write_text(json.dumps({"results": str(args.results), "scale": args.scale, "host": platform.node(),
                                "budget_cpu_per_row": args.budget_cpu, "rows": report}, indent=2) + "\n")
     print(f"{'row':44s} {'sizes':22s} {'seeds':16s} {'pred s.e.':>9s} {'meas s.e.':>9s} "
@@ -213,7 +226,22 @@ def main() -> None:
             print(f"{'  designed:':44s} {str(design['dims']):22s} {str(design['seeds']):16s} "
                   f"{design['predicted_se']:9.3g} {'':9s} {'':7s} {design['cpu_seconds']:7.0f}"
                   + ("" if design["reaches_target"] else "  (budget short of the target)"))
-    print(f"wrote {out.relative_to(REPO)}")
+    print(f"wrote {out}")
+    if args.pilot is not None:
+        print()
+        print(markdown_table(report, json.loads(args.pilot.read_text())["rows"]))
+
+
+def markdown_table(report: list[dict], pilot_rows: list[dict]) -> str:
+    """The "Referee design" table: each trend row's design, the pilot's predicted s.e., the measured one."""
+    predicted = {r["id"]: r.get("predicted_se", math.nan) for r in pilot_rows}
+    lines = ["| row | sizes d | runs per d | predicted s.e. (pilot) | measured s.e. | tolerance/2 | CPU s | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in report:
+        lines.append(f"| `{r['id']}` | {', '.join(map(str, r['dims']))} | {', '.join(map(str, r['seeds']))} | "
+                     f"{predicted.get(r['id'], math.nan):.2g} | {r['measured_se']:.2g} | {r['tolerance'] / 2:.2g} | "
+                     f"{r['cpu_seconds']:.0f} | {r['verdict']} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

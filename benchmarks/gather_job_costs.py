@@ -10,7 +10,7 @@ script collects them into one JSON list, the calibration set of the cost model
 * fits the model's overhead prices and start-ups to the set (non-negative
   least squares on the relative error, the machine rates held at their
   benchmarked values and a few prices at their own, ``HELD``) and prints them
-  as they are written in costs.py;
+  as they are written in prices.py;
 * prints the typical loop lengths (``TYPICAL``) the set shows;
 * prints, per rule, measured against predicted CPU seconds;
 
@@ -167,7 +167,7 @@ def held_out(model: costs.CostModel, records: list[dict]) -> None:
 
 def fit(model: costs.CostModel, records: list[dict]) -> None:
     """Print fitted overheads, typical loops and measured/predicted per rule."""
-    print("# fitted (paste into costs.py):")
+    print("# fitted (paste into prices.py):")
     for column, value in solve(model, records).items():
         print(f"    {column}: {value:.4g}")
     print("\n# typical loop lengths:")

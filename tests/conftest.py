@@ -10,7 +10,7 @@ plans is read from ``snakemake --summary``, a tab-separated table of every
 output file of the DAG with its rule and whether it would be rebuilt
 (:func:`snakemake_plan`), not from the human-readable dry-run text.  The plans
 of the repository's own config are computed once per session
-(:func:`quick_plan`, :func:`paper_plan`).
+(:func:`quick_plan`, :func:`referee_plan`, :func:`paper_plan`).
 """
 
 from __future__ import annotations
@@ -444,6 +444,12 @@ def quick_plan(repo_copy) -> SnakemakePlan:
 
 
 @pytest.fixture(scope="session")
+def referee_plan(repo_copy) -> SnakemakePlan:
+    """Snakemake's plan of the repository's config at the referee scale, once per session."""
+    return snakemake_plan(repo_copy, "--config", "scale=referee")
+
+
+@pytest.fixture(scope="session")
 def paper_plan(repo_copy) -> SnakemakePlan:
     """Snakemake's plan of the repository's config at the paper scale, once per session."""
     return snakemake_plan(repo_copy, "--config", "scale=paper")
@@ -458,16 +464,64 @@ def repository_config() -> dict:
 
 
 def validated(config: dict) -> dict:
-    """What the Snakefile does to a config before planning: schema defaults, then cross-key checks.
+    """What the Snakefile does to a config before planning: schema defaults, cross-key checks, then
+    the plan of the scale it runs against ``limits``.
 
     Raises :class:`aimrepro.config.ConfigError` with the message Snakemake would print.
     """
     from aimrepro.config import validate_config
-    from aimrepro_workflow.checks import check_config
+    from aimrepro_workflow.checks import check_config, check_plan
 
     validate_config(config, CONFIG_SCHEMA)
     check_config(config)
+    check_plan(config, [config["scale"]])
     return config
+
+
+def set_key(config: dict, key: str, value) -> dict:
+    """Set the value at a key path (``a.b[0].c``; a name may hold a dot; a key the config leaves to
+    its default is written into its mapping); returns ``config``."""
+    from aimrepro_workflow.checks import key_parts
+
+    parts = key_parts(config, key)
+    if parts is None:
+        parent, _, name = key.rpartition(".")
+        parts = [*key_parts(config, parent), name]
+    node = config
+    for part in parts[:-1]:
+        node = node[part]
+    node[parts[-1]] = value
+    return config
+
+
+def size_key_table() -> list[tuple[str, str]]:
+    """(scale, key) of every integer size the plan of each scale takes from the repository's config.
+
+    Generated from the registry (``aimrepro_workflow.checks.size_keys``: every sized value of every
+    planned job with the key it came from, and the counts of ``Plan.count``), each key where it is
+    written: a preset's key it inherits is its base's.  A key of the science (``paper1.``,
+    ``paper2.``) is the same value at every scale: it comes with the first scale that reads it.
+    """
+    from aimrepro.config import SCALES, validate_config
+    from aimrepro_workflow.checks import key_parts, size_keys
+    from aimrepro_workflow.plans import Plan
+
+    raw = repository_config()
+    expanded = validate_config(copy.deepcopy(raw), CONFIG_SCHEMA)
+    out: dict[str, str] = {}
+    for scale in SCALES:
+        for key in size_keys(expanded, scale, Plan(expanded)):
+            node = expanded
+            for part in key_parts(expanded, key):
+                node = node[part]
+            if not isinstance(node, int) or isinstance(node, bool):
+                continue
+            preset = key.split(".")[1] if key.startswith("scales.") else None
+            while preset and key_parts(raw, key) is None and raw["scales"][preset].get("extends"):
+                base = raw["scales"][preset]["extends"]
+                key, preset = key.replace(f"scales.{preset}.", f"scales.{base}.", 1), base
+            out.setdefault(key, scale)
+    return [(scale, key) for key, scale in out.items()]
 
 
 #: Paper 1 theory: few rho, few grid points, one hardmax channel.
@@ -610,31 +664,9 @@ def paper2_targets(*families: str, scale: str = "quick") -> list[str]:
 
 
 def paper2_figure_inputs(plan, scale: str, name: str) -> set[str]:
-    """The results a figure of paper 2 reads, as its rule in figures.smk takes them from ``plan``."""
-    def paths_of(runs, *keys):
-        return {run[key] for run in runs for key in keys}
-
-    inputs = {
-        "paper2_fig1": lambda: paths_of(plan.figure1_moment_runs(scale), "path", "flow_path",
-                                        "truncations_path"),
-        "paper2_fig2": lambda: (paths_of(plan.figure2_runs(scale), "path", "flow_path")
-                                | paths_of(plan.figure2_exact_flows(scale), "path")),
-        "paper2_fig3": lambda: (paths_of(plan.figure3_untied_runs(scale), "path", "flow_path")
-                                | paths_of(plan.figure3_plateau_runs(scale), "path")),
-        "paper2_fig4": lambda: (paths_of(plan.figure4_moment_runs(scale), "path", "exact_path",
-                                         "truncations_path")
-                                | {plan.figure4_radius(scale)["path"]}),
-        "paper2_figS1": lambda: set(plan.theorem1_paths(scale)),
-        "paper2_figS2": lambda: set(plan.landscape_paths(scale)),
-        "paper2_figS3": lambda: (paths_of(plan.figureS3_runs(scale), "path", "flow_path")
-                                 | paths_of(plan.figureS3_flow_ensembles(scale), "path")),
-        "paper2_figS4": lambda: (paths_of(plan.figureS4_runs(scale), "path", "flow_path")
-                                 | paths_of(plan.figureS4_limit_runs(scale), "limit_path")),
-        "paper2_figS5": lambda: (paths_of(plan.figureS5_runs(scale), "path", "flow_path")
-                                 | {plan.fast_states_path(scale)}),
-        "paper2_figS6": lambda: paths_of(plan.figureS6_tables(scale), "path"),
-    }
-    return inputs[name]()
+    """The results a figure of paper 2 reads, as its rule takes them from ``plan`` (Plan.needs)."""
+    inputs = plan.needs(name, scale).inputs.values()
+    return {path for value in inputs for path in ([value] if isinstance(value, str) else value)}
 
 
 def tiny_paper2_config(*families: str) -> dict:

@@ -70,9 +70,10 @@ Eight subcommands; ``aimrepro SUBCOMMAND -h`` lists each one's options.
     number of jobs, core-hours (expected, and if every data-dependent loop
     ran to its cap), the largest job, peak memory per job and disk, then the
     totals; ``--json`` prints the same as one JSON object.  The model is the
-    workflow's (``workflow/lib/aimrepro_workflow/costs.py``, which also sets
-    the rules' resources), found in the repository that holds ``--configfile``
-    (default ``config.yaml`` of the repository around the current directory).
+    workflow layer's (``aimrepro_workflow.costs``, an installed package of the
+    project, which also sets the rules' resources); the config is
+    ``--configfile`` (default ``config.yaml`` of the current directory), checked
+    as a run of that scale would be.
 
 Arguments are checked before anything is computed.  A bad argument exits
 with status 2 and a single line on stderr naming the option and its allowed
@@ -953,58 +954,39 @@ def _cost_arguments(cost: argparse.ArgumentParser) -> None:
     cost.add_argument("--scale", choices=SCALE_NAMES, default=None,
                       help="the preset to cost (default: the config's `scale`)")
     cost.add_argument("--configfile", type=Path, default=None, metavar="FILE",
-                      help="the config to cost (default: config.yaml at the repository root)")
+                      help="the config to cost (default: config.yaml in the current directory)")
     cost.add_argument("--json", action="store_true",
                       help="print one JSON object instead of the table")
-
-
-def _workflow_root(start: Path) -> Path | None:
-    """The repository around ``start``: the first of it and its parents with workflow/lib."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / "workflow" / "lib" / "aimrepro_workflow" / "costs.py").is_file():
-            return candidate
-    return None
 
 
 def _run_cost(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
     import yaml
 
-    from aimrepro.config import ConfigError, validate_config
-
-    if args.configfile is not None:
-        if not args.configfile.is_file():
-            subparser.error(f"argument --configfile: no such file: {args.configfile}")
-        root = _workflow_root(args.configfile.parent) or _workflow_root(Path.cwd())
-        config_path = args.configfile
-    else:
-        root = _workflow_root(Path.cwd())
-        config_path = root / "config.yaml" if root else None
-    if root is None:
-        subparser.error("cannot find the workflow (workflow/lib/aimrepro_workflow): run from the "
-                        "repository root or give --configfile inside the repository")
-    if not config_path.is_file():
-        subparser.error(f"argument --configfile: no config.yaml at {root}; give --configfile")
-    sys.path.insert(0, str(root / "workflow" / "lib"))
-    from aimrepro_workflow.checks import check_config
+    # the workflow layer, an installed package of the project: imported only for this command
+    from aimrepro.config import ConfigError
+    from aimrepro_workflow import load_schema
+    from aimrepro_workflow.checks import validated
     from aimrepro_workflow.costs import CostModel, format_table
+    from aimrepro_workflow.plans import Plan
 
+    from aimrepro.preflight import yaml_problem
+
+    config_path = args.configfile if args.configfile is not None else Path.cwd() / "config.yaml"
+    if not config_path.is_file():
+        if args.configfile is not None:
+            subparser.error(f"argument --configfile: no such file: {args.configfile}")
+        subparser.error("no config.yaml in the current directory: run from the repository root "
+                        "or give --configfile")
+    if problem := yaml_problem(config_path):
+        subparser.error(problem)  # names the file, whether --configfile gave it or not
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    plan = Plan(config)
     try:
-        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-        schema = yaml.safe_load((root / "workflow" / "schemas" / "config.schema.yaml")
-                                .read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        subparser.error(f"argument --configfile: cannot read {config_path}: "
-                        f"{' '.join(str(err).split())}")
-    if not isinstance(config, dict):
-        subparser.error(f"argument --configfile: {config_path} is not a mapping")
-    try:
-        validate_config(config, schema)
-        check_config(config)
+        # the scale costed is the scale checked: its plan against limits, as a run's would be
+        validated(config, load_schema(), scales=[args.scale or config.get("scale", "quick")], plan=plan)
     except ConfigError as err:
         subparser.error(f"{config_path}: {err}")
-    scale = args.scale or config["scale"]
-    table = CostModel(config).table(scale)
+    table = CostModel(config, plan).table(args.scale or config["scale"])
     table["config"] = str(config_path)
     if args.json:
         print(json.dumps(table, allow_nan=False))
@@ -1069,10 +1051,9 @@ COMMANDS: dict[str, Command] = {command.name: command for command in (
             "Predict, before launching, what `snakemake --config scale=SCALE` costs: per rule the "
             "jobs, core-hours (expected; bound: every data-dependent loop at its cap), the largest "
             "job, peak memory per job and disk, then the totals. The model is the workflow's own "
-            "(workflow/lib/aimrepro_workflow/costs.py, which also sets each rule's threads, mem_mb "
-            "and runtime): it is read from the repository that holds --configfile, or else from "
-            "the repository around the current directory (run it from the repository root, as "
-            "snakemake).", _cost_arguments, _run_cost),
+            "(aimrepro_workflow.costs, an installed part of the project, which also sets each "
+            "rule's threads, mem_mb and runtime); the config is --configfile, or config.yaml in "
+            "the current directory.", _cost_arguments, _run_cost),
 )}
 
 

@@ -26,9 +26,10 @@ validates and what the workflow reads.
 Beyond the schema, one structural rule is checked: every mapping with the
 keys ``spacing``, ``lo`` and ``hi`` is a grid (``aimrepro.numerics.grids.grid_values``)
 and needs ``lo < hi``, and ``lo > 0`` when ``spacing`` is ``log``.  JSON
-schema cannot compare two values.  Last, the pipeline's cross-key check
-(by default :func:`aimrepro.jobsizes.check_job_sizes`: every planned job's
-memory against ``limits.job_memory_gb``) runs on the validated config.
+schema cannot compare two values.  A caller may add its own check of the
+valid config (``plan_check``); the workflow's (its cross-key checks and the
+plan against ``limits``) lives with the workflow, in
+``workflow/lib/aimrepro_workflow/checks.py``.
 """
 
 from __future__ import annotations
@@ -69,15 +70,9 @@ class ConfigError(ValueError):
     """An invalid configuration; the message is one line."""
 
 
-def _default_plan_check(config: Mapping[str, Any]) -> str | None:
-    from .jobsizes import check_job_sizes
-
-    return check_job_sizes(config)
-
-
 def validate_config(config: dict[str, Any], schema: Mapping[str, Any], *,
-                    plan_check: Callable[[Mapping[str, Any]], str | None] | None
-                    = _default_plan_check) -> dict[str, Any]:
+                    plan_check: Callable[[Mapping[str, Any]], str | None] | None = None
+                    ) -> dict[str, Any]:
     """Fill schema defaults into ``config`` in place, then validate it.
 
     Parameters
@@ -89,8 +84,7 @@ def validate_config(config: dict[str, Any], schema: Mapping[str, Any], *,
         A JSON schema (draft 2020-12); its ``number`` means a finite number.
     plan_check : callable or None
         Cross-key check of the valid config, returning the first problem as
-        one line or None; default :func:`aimrepro.jobsizes.check_job_sizes`
-        (the pipeline's job sizes), None for none.
+        one line or None (the workflow's: ``aimrepro_workflow.checks.validated``).
 
     Returns
     -------

@@ -56,7 +56,11 @@ def yaml_problem(path: str | os.PathLike) -> str | None:
         mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        context = getattr(err, "context", None)
+        context, opened = getattr(err, "context", None), getattr(err, "context_mark", None)
+        if context and opened is not None and opened is not mark and opened.line != mark.line:
+            # an unclosed bracket or quote is found where the parser gives up, often lines
+            # later: the line that opened it is where the mistake usually is
+            context = f"{context} opened at line {opened.line + 1}, column {opened.column + 1}"
         return (f"config file {path}{where}: not valid YAML ({problem}"
                 + (f", {context}" if context else "") + ")")
     if not isinstance(loaded, dict):

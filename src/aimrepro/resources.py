@@ -8,7 +8,7 @@ arrays the code allocates (read off the kernels named in each docstring), in
 interpreter with numpy and scipy loaded.  They are sums of terms, each a
 product of the job's sizes, so that an absurd size shows up as an absurd
 estimate *before* anything is allocated: the command line and the config
-check (:mod:`aimrepro.jobsizes`) compare them with a memory limit.
+check (the workflow's ``aimrepro_workflow.checks``) compare them with a memory limit.
 
 What an estimate is and is not
 ------------------------------

@@ -1,4 +1,7 @@
-"""Which rules Snakemake's shared result cache may serve, and their cache key (workflow/rules/*.smk)."""
+"""Which rules Snakemake's shared result cache may serve, and their cache key (workflow/rules/*.smk).
+
+The registry says which kinds are cached (``Kind.cached``); each rule reads it.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,11 @@ import re
 
 from conftest import REPO
 
-#: The expensive rules (docs/benchmarks.md, "Cost model"): SGD, untied SGD, GD, AMP, the flows.
-CACHED = {"sgd_run", "untied_sgd_run", "gd_run", "amp_run", "tokens_amp_run", "reference_flow",
-          "flow_ensemble", "untied_theory"}
+from aimrepro_workflow.kinds import KINDS
+
+#: The expensive kinds (docs/benchmarks.md, "Cost model"): SGD, untied SGD, GD, AMP, the flows.
+EXPENSIVE = {"sgd_run", "untied_sgd_run", "gd_run", "amp_run", "tokens_amp_run", "reference_flow",
+             "flow_ensemble", "untied_theory"}
 
 RULE = re.compile(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", re.S | re.M)
 
@@ -18,16 +23,25 @@ def rule_bodies() -> dict[str, str]:
             for name, body in RULE.findall(smk.read_text())}
 
 
-def test_exactly_the_expensive_rules_are_cached():
+def test_exactly_the_expensive_kinds_are_cached():
+    assert {kind.name for kind in KINDS.cached()} == EXPENSIVE
+    # a cache entry is keyed by its path's values: only a kind with a path, one rule for all scales
+    assert all(kind.path is not None and not kind.per_scale for kind in KINDS.cached())
+
+
+def test_every_rule_takes_its_cache_line_from_its_kind():
     bodies = rule_bodies()
     assert len(bodies) >= 30
-    cached = {name for name, body in bodies.items() if re.search(r"^\s+cache: SHARED_CACHE$", body, re.M)}
-    assert cached == CACHED
+    lines = {name: re.findall(r"^    cache: (.*)$", body, re.M) for name, body in bodies.items()}
+    cached = {name for name, found in lines.items() if found}
+    assert cached == {kind.name for kind in KINDS.cached()}
+    for name in cached:
+        assert lines[name] == [f'shared_cache("{name}")'], name
 
 
 def test_every_cached_rule_keys_its_entries_by_the_values_of_its_path():
-    """Snakemake's cache key leaves the output path out: the wildcards must be a param."""
-    for name in CACHED:
-        params = re.search(r"^    params:\n((?:        .*\n)+)", rule_bodies()[name], re.M)
-        assert params is not None, name
-        assert "        wildcards=path_values,\n" in params.group(1), name
+    """Snakemake's cache key leaves the output path out: the wildcards must be a param, first."""
+    for kind in KINDS.cached():
+        params = re.search(r"^    params:\n((?:        .*\n)+)", rule_bodies()[kind.name], re.M)
+        assert params is not None, kind.name
+        assert params.group(1).startswith(f'        **cache_key("{kind.name}"),\n'), kind.name

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aimrepro.claims.table import ClaimRow, write_claims
+from aimrepro.claims.table import ClaimRow, render_claims_markdown, write_claims
 from aimrepro.records import diff as rdiff
 from aimrepro.records.sidecars import write_sidecar
 from aimrepro.records.tables import write_table
@@ -28,18 +28,19 @@ def claim(measured=0.5, verdict="pass", note="grid n = 24") -> ClaimRow:
 
 
 def build_tree(root: Path, *, value=0.25, lr=0.1, code="pass\n", measured=0.5,
-               verdict="pass") -> Path:
+               verdict="pass", commit="a" * 40) -> Path:
     """A repository-like tree: a table, an array file, a claims fragment, claims.md, a log.
 
     Its sidecars record paths relative to ``root``, as the workflow's do.
     """
     root.mkdir(parents=True)
     with contextlib.chdir(root):
-        _build_tree(Path("."), value=value, lr=lr, code=code, measured=measured, verdict=verdict)
+        _build_tree(Path("."), value=value, lr=lr, code=code, measured=measured, verdict=verdict,
+                    commit=commit)
     return root
 
 
-def _build_tree(root: Path, *, value, lr, code, measured, verdict) -> None:
+def _build_tree(root: Path, *, value, lr, code, measured, verdict, commit) -> None:
     (root / "src").mkdir()
     (root / "src" / "science.py").write_text(code)
     results = root / "results" / "quick"
@@ -59,7 +60,8 @@ def _build_tree(root: Path, *, value, lr, code, measured, verdict) -> None:
     write_claims(fragment, [claim(measured, verdict)])
     write_sidecar(fragment, rule="claims_paper1", params={}, inputs=[table], code=[],
                   diagnostics={}, started=T0, ended=T1)
-    (results / "claims.md").write_text(f"# Claims\n| p1-x | {measured:.3g} | {verdict} |\n")
+    (results / "claims.md").write_text(render_claims_markdown([claim(measured, verdict)], scale="quick",
+                                                              commit=commit))
     (results / "logs" / "curve.log").write_text(f"started at {Path.cwd()}\n")
 
 
@@ -138,6 +140,21 @@ def test_a_claim_value_within_tolerance_is_close(trees):
     assert statuses(compared)["results/quick/claims/paper1.tsv"] == "close"
     assert statuses(compared)["results/quick/claims.md"] == "same"  # 3 significant digits
     assert not rdiff.diff_trees(a, b).equal
+
+
+def test_a_claims_table_computed_at_another_commit_is_close(trees):
+    a, b = trees
+    build_tree(b, commit="b" * 40)
+    compared = rdiff.diff_trees(a, b)
+    table = next(r for r in compared.results if r.path == "results/quick/claims.md")
+    assert (table.status, table.note) == ("close", "the same claims; only the commit in its header differs")
+    assert compared.equal
+
+
+def test_a_claims_table_at_another_commit_with_another_verdict_differs(trees):
+    a, b = trees
+    build_tree(b, commit="b" * 40, verdict="FAIL")
+    assert statuses(rdiff.diff_trees(a, b))["results/quick/claims.md"] == "differs"
 
 
 def test_results_in_one_tree_only(trees):
@@ -219,3 +236,16 @@ def test_cli_diff_prints_a_summary_and_exits_by_equality(trees, capsys):
 def test_cli_diff_refuses_bad_arguments_in_one_line(tmp_path):
     assert_usage_error(run_cli("diff", str(tmp_path), str(tmp_path / "missing")), ["B", "missing"])
     assert_usage_error(run_cli("diff", "--rtol", "-1", str(tmp_path), str(tmp_path)), ["--rtol"])
+
+
+def test_the_summary_shows_a_structured_param_by_the_leaves_that_changed():
+    runs_a = [{"seed": seed, "lr": 0.05, "path": f"results/sgd/lr0.05_seed{seed}.csv"} for seed in range(4)]
+    runs_b = [{**run, "lr": 0.04, "path": run["path"].replace("0.05", "0.04")} for run in runs_a]
+    result = rdiff.ResultDiff("figures/quick/fig.png", rdiff.DIFFERS, "figure",
+                              params=[rdiff.FieldChange("runs", runs_a, runs_b)])
+    reason = result.reason()
+    assert reason == "params: runs[0].lr 0.05 -> 0.04, runs[1].lr 0.05 -> 0.04, runs[2].lr 0.05 -> 0.04 (+5)"
+    # a list that changed length is one leaf, cut to a readable width
+    longer = rdiff.ResultDiff("x.csv", rdiff.DIFFERS, "table",
+                              params=[rdiff.FieldChange("dims", list(range(30)), list(range(31)))])
+    assert longer.reason().startswith("params: dims [0, 1, 2") and "…" in longer.reason()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from aimrepro.claims import paper1_gd as gd_claims
-from aimrepro.claims.paper1_gd import infinite_average, paper1_gd_claims
+from aimrepro.claims.paper1_gd import GDInputs, infinite_average, paper1_gd_claims
 from aimrepro.numerics.stats import control_variate_mean
 from aimrepro.paper1.state_evolution import solve_se
 from aimrepro.paper1.channels import make_channel
@@ -56,7 +56,7 @@ def rows_by_id(rows):
 def test_gd_like_the_published_one_passes_every_row():
     curves = [curve(2), curve(4)]
     tables = [table_for(2, GRID, 1.9, 0.045, 8, 1.1), table_for(4, GRID, 2.1, 0.045, 8, 1.1)]
-    rows = rows_by_id(paper1_gd_claims(curves, tables))
+    rows = rows_by_id(paper1_gd_claims(GDInputs(curves, tables)))
     assert set(rows) == {"p1-gd-averaged-se", "p1-gd-single-twice-mmse", "p1-gd-zero-error-onset"}
     assert rows["p1-gd-averaged-se"].verdict == "informational"  # one small d: the trend row judges
     assert all(row.passed for row in rows.values() if row.id != "p1-gd-averaged-se"), [
@@ -71,7 +71,7 @@ def test_each_row_fails_when_its_claim_does_not_hold():
     # averaged 0.2 above SE; singles 3 x SE; zero error only from 1.7 (bracket (1.6, 1.7] misses
     # [alpha_T,PR, 2 alpha_T,PR] = [0.75, 1.5])
     grid = sorted(GRID + [1.6, 1.7])
-    rows = rows_by_id(paper1_gd_claims([curve(3)], [table_for(3, grid, 3.0, 0.2, 8, 1.7)]))
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(3)], [table_for(3, grid, 3.0, 0.2, 8, 1.7)])))
     assert rows["p1-gd-averaged-se"].verdict == "informational"  # one small d: the trend row judges
     assert rows["p1-gd-averaged-se"].measured == pytest.approx(0.2)
     assert not rows["p1-gd-single-twice-mmse"].passed
@@ -80,27 +80,27 @@ def test_each_row_fails_when_its_claim_does_not_hold():
     stuck = table_for(3, GRID, 2.0, 0.0, 8, 99)
     stuck["single_mean"] += 0.01
     stuck["averaged_mean"] += 0.01
-    never = rows_by_id(paper1_gd_claims([curve(3)], [stuck]))
+    never = rows_by_id(paper1_gd_claims(GDInputs([curve(3)], [stuck])))
     assert not never["p1-gd-zero-error-onset"].passed and "never below" in never["p1-gd-zero-error-onset"].note
 
 
 def test_points_below_the_small_alpha_window_are_listed_not_counted():
     table = table_for(2, GRID, 2.0, 0.0, 8, 1.1)
     table["single_mean"][0] = 19.0 * table["se_mmse"][0]  # alpha_T = 0.01 < SMALL_ALPHA_T_MIN
-    row = rows_by_id(paper1_gd_claims([curve(2)], [table]))["p1-gd-single-twice-mmse"]
+    row = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table])))["p1-gd-single-twice-mmse"]
     assert row.passed and "left out" in row.note and "19" in row.note
     assert gd_claims.SMALL_ALPHA_T_MIN > 0.01
 
 
 def test_averaged_gd_below_the_bayes_optimal_error_fails():
     table = table_for(2, GRID, 2.0, -0.1, 8, 1.1)
-    row = rows_by_id(paper1_gd_claims([curve(2)], [table]))["p1-gd-averaged-se"]
+    row = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table])))["p1-gd-averaged-se"]
     assert row.verdict == "FAIL" and "below SE" in row.note
 
 
 def test_zero_error_below_the_bayes_threshold_fails_the_onset_row():
     # alpha_T,PR = 2 rho - rho^2 = 0.75 at rho = 0.5: zero error from 0.6 on is impossible for the optimum
-    row = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 0.6)]))["p1-gd-zero-error-onset"]
+    row = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 0.6)])))["p1-gd-zero-error-onset"]
     assert row.failed and "0.75" in row.claim
 
 
@@ -123,8 +123,8 @@ def gd_runs(excess_of_d, dims=(50, 75, 100), K=32, n=12, spread=0.02, seed=0):
 
 
 def gd_trend_row(runs, trend=None):
-    rows = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
-                                       trend=trend or gd_trend(), trend_runs=runs))
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend or gd_trend(), trend_runs=runs)))
     return rows["p1-gd-trend-averaged"]
 
 
@@ -213,8 +213,8 @@ def test_the_gd_trend_with_amp_on_the_same_data_is_decided_where_gd_alone_is_not
     runs, amp = paired_runs(lambda d: 2.0 / d)
     alone = gd_trend_row(runs)
     assert alone.verdict == "informational" and "not decisive" in alone.note
-    rows = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
-                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp))
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp)))
     row = rows["p1-gd-trend-averaged"]
     assert "control variate" in row.note and "GD - (1 + 1/K) AMP" in row.note
     assert row.passed and abs(row.measured) < 0.02
@@ -224,7 +224,7 @@ def test_unusable_amp_runs_leave_their_draws_out_of_the_pairs():
     runs, amp = paired_runs(lambda d: 2.0 / d)
     for point in amp:
         point[0]["status"] = "max_iter"
-    rows = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
-                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp))
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp)))
     note = rows["p1-gd-trend-averaged"].note
     assert "(11 pairs)" in note and "(95 draws)" in note

@@ -21,6 +21,10 @@ def test_a_config_that_is_not_yaml_is_named_with_its_line(tmp_path):
     assert "line 2" in preflight.yaml_problem(path)
     path.write_text("- a list\n- not a mapping\n")
     assert preflight.yaml_problem(path).endswith("must be a YAML mapping of keys at its top level, got list")
+    # an unclosed bracket: the parser stops lines later; the line that opened it is named
+    path.write_text("limits:\n  job_memory_gb: [64\nscale: quick\nbackend:\n  name: numpy\n")
+    message = preflight.yaml_problem(path)
+    assert "while parsing a flow sequence opened at line 2, column 18" in message, message
     path.write_text("scale: quick\n")
     assert preflight.yaml_problem(path) is None
     assert "does not exist" in preflight.yaml_problem(tmp_path / "missing.yaml")

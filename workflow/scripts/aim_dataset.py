@@ -1,6 +1,7 @@
 """Rule aim_dataset: one AIM dataset (teacher, training and test sequences) -> .npz + sidecar.
 
-Wildcards name the dataset (paths.DATASET, paper1_simulations.smk); the science is
+Wildcards name the dataset (its kind, KINDS["aim_dataset"] in
+aimrepro_workflow.kinds.paper1, paper1_simulations.smk); the science is
 ``aimrepro.paper1.data.sample_dataset``.
 """
 

@@ -5,7 +5,7 @@ Reads the GD summaries and the runs of the finite-size trend (GD, and AMP on the
 
 from _job import run_job
 
-from aimrepro.claims.paper1_gd import paper1_gd_claims
+from aimrepro.claims.paper1_gd import GDInputs, paper1_gd_claims
 from aimrepro.paper1 import amp
 from aimrepro.paper1.gd import load_run_summary
 from aimrepro.records.tables import read_table
@@ -18,9 +18,9 @@ def main(smk) -> None:
         points = trend["points"] if trend else []
         trend_runs = [[load_run_summary(run) for run in point["runs"]] for point in points]
         trend_amp_runs = [[amp.load_run_summary(run) for run in point["amp_runs"]] for point in points]
-        rows = paper1_gd_claims(curves, [read_table(c["path"]) for c in curves], trend=trend,
-                                trend_runs=trend_runs if trend else None,
-                                trend_amp_runs=trend_amp_runs if trend else None)
+        rows = paper1_gd_claims(GDInputs(curves, [read_table(c["path"]) for c in curves], trend=trend,
+                                         trend_runs=trend_runs if trend else None,
+                                         trend_amp_runs=trend_amp_runs if trend else None))
         job.write_claims(rows, "GD")
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -279,18 +280,27 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str 
                      f"{fit.fit_text()}; {judged}; {', '.join(status_text)}"))
 
 
-def paper1_amp_claims(curves: Sequence[Mapping], tables: Sequence[Mapping], *,
-                      trends: Sequence[Mapping] = (),
-                      trend_runs: Sequence[Sequence[Sequence[Mapping]]] = ()) -> list[ClaimRow]:
-    """All AMP rows.
+@dataclass(frozen=True)
+class AMPInputs:
+    """What the ``paper1_amp`` topic judges.
 
-    Parameters
+    Attributes
     ----------
     curves : the planned AMP curves (channel, T, rho, d, seeds, ...), as the workflow plans them
     tables : their summary tables (``amp.summary_table`` columns), same order
     trends : the planned trend points (``Plan.amp_trends``: name, channel, T, rho, beta, alpha, points)
     trend_runs : per trend, per planned d, the run summaries (``amp.load_run_summary``)
     """
+
+    curves: Sequence[Mapping]
+    tables: Sequence[Mapping]
+    trends: Sequence[Mapping] = ()
+    trend_runs: Sequence[Sequence[Sequence[Mapping]]] = ()
+
+
+def paper1_amp_claims(inputs: AMPInputs) -> list[ClaimRow]:
+    """All AMP rows."""
+    curves, tables, trends, trend_runs = inputs.curves, inputs.tables, inputs.trends, inputs.trend_runs
     if len(trends) != len(trend_runs):
         raise ValueError(f"trend_runs must hold one entry per trend: {len(trend_runs)} for {len(trends)}")
     rows = []

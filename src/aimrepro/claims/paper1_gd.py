@@ -67,6 +67,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -295,12 +296,11 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]],
                      f"A∞ - SE (K -> infinity) {support}; single GD - SE {single_text}"))
 
 
-def paper1_gd_claims(curves: Sequence[Mapping], tables: Sequence[Mapping], *, trend: Mapping | None = None,
-                     trend_runs: Sequence[Sequence[Mapping]] | None = None,
-                     trend_amp_runs: Sequence[Sequence[Mapping]] | None = None) -> list[ClaimRow]:
-    """All GD rows.
+@dataclass(frozen=True)
+class GDInputs:
+    """What the ``paper1_gd`` topic judges.
 
-    Parameters
+    Attributes
     ----------
     curves : the planned GD curves (T, rho, d, inits, seeds, alphas, ...), as the workflow plans them
     tables : their summary tables (``gd.summary_table`` columns), same order
@@ -309,6 +309,18 @@ def paper1_gd_claims(curves: Sequence[Mapping], tables: Sequence[Mapping], *, tr
     trend_amp_runs : per planned d, the AMP run summaries on the trend's datasets (``amp.load_run_summary``),
         the control variate (module notes), or None
     """
+
+    curves: Sequence[Mapping]
+    tables: Sequence[Mapping]
+    trend: Mapping | None = None
+    trend_runs: Sequence[Sequence[Mapping]] | None = None
+    trend_amp_runs: Sequence[Sequence[Mapping]] | None = None
+
+
+def paper1_gd_claims(inputs: GDInputs) -> list[ClaimRow]:
+    """All GD rows."""
+    curves, tables, trend = inputs.curves, inputs.tables, inputs.trend
+    trend_runs, trend_amp_runs = inputs.trend_runs, inputs.trend_amp_runs
     if not curves:
         return []
     rows = [_averaged_row(curves, tables), _single_row(curves, tables), _onset_row(curves, tables)]

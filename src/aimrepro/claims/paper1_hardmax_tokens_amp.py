@@ -10,16 +10,39 @@ runs of rule ``tokens_amp_run`` and the Fisher table of the same T.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from aimrepro.claims.paper1_amp import TREND_FLOOR, TREND_RELATIVE
-from aimrepro.claims.paper1_hardmax_tokens import _SECTION, _row
-from aimrepro.claims.table import ClaimRow, format_number
+from aimrepro.claims.paper1_hardmax_tokens import SECTION
+from aimrepro.claims.table import ClaimRow, claim_row, format_number
 from aimrepro.claims.trends import fit_trend, judge_trend, mean_and_sem
 from aimrepro.paper1 import hardmax_tokens as ht
 from aimrepro.paper1.amp import USABLE_STATUSES
+
+_row = functools.partial(claim_row, "paper1")
+
+
+@dataclass(frozen=True)
+class TokensAMPInputs:
+    """What the ``paper1_hardmax_tokens_amp`` topic judges: the runs and the fit of their table.
+
+    ``runs``: dicts with ``d``, ``alpha``, ``rho``, ``status`` and ``error`` (the planned run with
+    its summary, ``amp.load_run_summary``), all at one (α, ρ); ``fit``: the FisherFit of the T
+    of the runs' channel, whose SE they are compared with.
+    """
+
+    runs: Sequence[Mapping]
+    fit: ht.FisherFit
+
+
+def hardmax_tokens_amp_claims(inputs: TokensAMPInputs) -> list[ClaimRow]:
+    """The trend row of :func:`amp_trend_row` against the SE of the table at the runs' (α, ρ)."""
+    first = inputs.runs[0]
+    return [amp_trend_row(inputs.runs, ht.solve_se(inputs.fit, first["alpha"], first["rho"]))]
 
 
 def amp_trend_row(runs: Sequence[Mapping], se_point: ht.HardmaxSEPoint) -> ClaimRow:
@@ -50,14 +73,14 @@ def amp_trend_row(runs: Sequence[Mapping], se_point: ht.HardmaxSEPoint) -> Claim
     claim = f"GAMP-RIE with the sampled hardmax g_out reaches the tabulated SE as d grows ({label})"
     usable = [i for i, count in enumerate(counts) if count >= 2]
     if len(usable) < 2:
-        return _row(id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=_SECTION, claim=claim, expected=0.0,
+        return _row(id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=SECTION, claim=claim, expected=0.0,
                     measured="n/a", tolerance="trend", passed=False,
                     note=f"fewer than two d with two usable runs ({unusable} runs not usable)")
     trend = fit_trend([dims[i] for i in usable], [means[i] for i in usable], [sems[i] for i in usable],
                             [counts[i] for i in usable])
     tolerance = max(TREND_RELATIVE * se_point.mmse, TREND_FLOOR) + 2.0 * se_point.mmse_stderr
     return _row(
-        id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=_SECTION, claim=claim, expected=0.0,
+        id=f"p1x-hardmax-tokens-T{se_point.T}-amp", section=SECTION, claim=claim, expected=0.0,
         measured=trend.limit, tolerance=f"|e_inf| <= {format_number(tolerance)} + 2 se(e_inf), finite-size fit p >= 0.01",
         **judge_trend(
             trend, tolerance, trend.consistent and trend.within(tolerance),

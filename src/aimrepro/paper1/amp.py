@@ -134,7 +134,7 @@ from aimrepro.paper1.generalisation import SOFTMAX_TOKENS, held_out_errors
 
 # The extended-range denoising error (quadrature inside [DELTA_MIN, DELTA_MAX],
 # the asymptotic forms outside) is the state evolution's; AMP must use the same.
-from aimrepro.paper1.state_evolution import _mmse_any, se_curve
+from aimrepro.paper1.state_evolution import mmse_any, se_curve
 
 #: An estimate with ‖Ŝ‖²_F/d above this multiple of Q0 = E‖S‖²_F/d has diverged.
 DIVERGENCE_NORM_FACTOR = 100.0
@@ -416,7 +416,7 @@ def _denoise(R: np.ndarray, delta: float, rho: float, ops=_NumpyOps) -> tuple[np
         lower_edge = spectra.Spectrum(rho, delta).support()[0][0]
         shrunk = spectra.rie_shrink(np.maximum(eigvals, lower_edge), delta, rho)
         S_hat = (eigvecs * shrunk) @ eigvecs.T
-    return S_hat, float(_mmse_any(np.array([delta]), rho)[0])
+    return S_hat, float(mmse_any(np.array([delta]), rho)[0])
 
 
 def _amp_step(state: AMPState, data: AMPData, channel: OutputChannel, rho: float, *,

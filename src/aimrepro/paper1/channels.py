@@ -43,7 +43,8 @@ from aimrepro.model import apply_link
 
 
 @lru_cache(maxsize=32)
-def _upper_indices(T: int):
+def upper_indices(T: int):
+    """(rows, cols, τ) of the m upper-triangular entries of a T×T matrix, in z-scale order."""
     rows, cols = np.triu_indices(T)
     tau = np.where(rows == cols, 1.0, math.sqrt(2.0))
     return rows, cols, tau
@@ -56,21 +57,21 @@ def n_components(T: int) -> int:
 
 def tau_vector(T: int) -> np.ndarray:
     """τ in upper-triangular order: 1 on the diagonal, √2 off it (|τ|² = T²)."""
-    return _upper_indices(T)[2].copy()
+    return upper_indices(T)[2].copy()
 
 
 def to_z_scale(h: np.ndarray) -> np.ndarray:
     """Symmetric (..., T, T) → (..., m) upper-triangular entries scaled by τ."""
     h = np.asarray(h)
     T = h.shape[-1]
-    rows, cols, tau = _upper_indices(T)
+    rows, cols, tau = upper_indices(T)
     return h[..., rows, cols] * tau
 
 
 def from_z_scale(z: np.ndarray, T: int) -> np.ndarray:
     """(..., m) z-scale vector → symmetric (..., T, T) matrix (inverse of :func:`to_z_scale`)."""
     z = np.asarray(z, dtype=float)
-    rows, cols, tau = _upper_indices(T)
+    rows, cols, tau = upper_indices(T)
     if z.shape[-1] != rows.size:
         raise ValueError(f"z has {z.shape[-1]} components; T={T} needs {rows.size}")
     h = np.empty(z.shape[:-1] + (T, T))
@@ -134,7 +135,7 @@ class OutputChannel(ABC):
 
     def q_hat(self, q: float, Q0: float, alpha: float) -> float:
         """Conjugate overlap q̂ = 4 α E|g_out|² (``docs/paper1.md`` §3.2, z-scale form)."""
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         if not alpha > 0:
             raise ValueError(f"alpha must be > 0, got {alpha}")
         return alpha * self.information(q, Q0)
@@ -152,7 +153,7 @@ class OutputChannel(ABC):
         4α|g_out(y; ω, V)|².  It uses only the channel's data-side methods, so
         tests can hold every deterministic :meth:`information` override against it.
         """
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         V = 2.0 * (Q0 - q)
         omega = self.omega_std(q) * rng.standard_normal((n_samples, self.m))
         z = omega + math.sqrt(V) * rng.standard_normal((n_samples, self.m))
@@ -161,12 +162,14 @@ class OutputChannel(ABC):
         return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(n_samples))
 
 
-def _check_overlap(q, Q0):
+def check_overlap(q, Q0):
+    """ValueError unless 0 <= q < Q0 (a state-evolution overlap)."""
     if not (0.0 <= q < Q0):
         raise ValueError(f"the overlap q must satisfy 0 <= q < Q0 = {Q0}, got q={q}")
 
 
-def _check_V(V):
+def check_variance(V):
+    """V as an array; ValueError unless every entry is > 0 (the variance of z given ω)."""
     V = np.asarray(V, dtype=float)
     if np.any(~(V > 0)):
         raise ValueError(f"the variance V must be > 0, got {V}")
@@ -219,16 +222,16 @@ class Softmax(OutputChannel):
         return diff - tau * (diff @ tau)[..., None] / (self.T * self.T)
 
     def log_z_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         r = self._residual(y, omega)
         return -np.sum(r * r, axis=-1) / (2.0 * V) - 0.5 * (self.m - 1) * np.log(2.0 * np.pi * V)
 
     def g_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         return -self._residual(y, omega) / np.asarray(V)[..., None]
 
     def information(self, q, Q0):
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         return (self.T * self.T + self.T - 2) / (Q0 - q)
 
     def precision(self, y, omega, V):
@@ -239,7 +242,7 @@ class Softmax(OutputChannel):
         and beyond α_PR it lets AMP lock into an over-confident state (error
         0.02 with predicted error 1e−4 at ρ = 0.5, α = 0.25, d = 100; measured).
         """
-        V = _check_V(V)
+        V = check_variance(V)
         shape = np.broadcast_shapes(np.shape(omega)[:-1], np.shape(V))
         return np.full(shape, (self.m - 1) / V)
 
@@ -350,13 +353,13 @@ class Hardmax2(OutputChannel):
 
     # -- contract -----------------------------------------------------------
     def log_z_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         s1, s2 = self._signs(y)
         k1, k2, _ = self._kappas(s1, s2, omega, V)
         return _gauss.log_ndtr2(k1, k2, s1 * s2 / 3.0)
 
     def g_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         s1, s2 = self._signs(y)
         k1, k2, r = self._kappas(s1, s2, omega, V)
         corr = s1 * s2 / 3.0
@@ -366,7 +369,7 @@ class Hardmax2(OutputChannel):
         return np.stack([a1, -(a1 + a2) / math.sqrt(2.0), a2], axis=-1)
 
     def information(self, q, Q0):
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         return self._information(q, Q0, HARDMAX_NODES)
 
     def _information(self, q, Q0, n_nodes):

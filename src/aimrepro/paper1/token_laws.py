@@ -45,7 +45,7 @@ import numpy as np
 
 from aimrepro.model import GAUSSIAN, TokenLaw
 from aimrepro.paper1.channels import Hardmax2, OutputChannel, Softmax, make_channel
-from aimrepro.paper1.state_evolution import SEPoint, _mmse_any, solve_se
+from aimrepro.paper1.state_evolution import SEPoint, mmse_any, solve_se
 
 __all__ = ["FiniteDPoint", "KnownPart", "diagonal_excess", "finite_d_se", "finite_d_shift", "known_part",
            "law_channel", "law_se", "law_se_curve", "law_table"]
@@ -230,7 +230,7 @@ def _solve_sampled(channel: Hardmax2, alpha: float, rho: float, draws: KnownPart
     def gap(v):
         info = scale * float(np.mean(_information_samples(channel, Q0 - v, Q0, rho, draws)))
         memo[v] = info
-        return v - float(_mmse_any(np.array([1.0 / (alpha * info)]), rho)[0])
+        return v - float(mmse_any(np.array([1.0 / (alpha * info)]), rho)[0])
 
     v, evaluations, residual, converged = _root(gap, v0, tol=tol)
     return v, memo[v], evaluations, residual, converged

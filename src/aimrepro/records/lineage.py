@@ -90,6 +90,16 @@ class LineageNode:
             yield from child.walk()
 
 
+def _start_of(path: Path) -> Path:
+    """Where a lineage starts: ``path``, or, given a sidecar itself, the first output it
+    describes (it lives in the same directory)."""
+    if path.suffix == ".json" and path.is_file():
+        record, _ = _load_sidecar(path)
+        if record is not None:
+            return path.with_name(Path(next(iter(record["outputs"]))).name)
+    return path
+
+
 def lineage(path: PathLike, *, max_depth: int = 32) -> LineageNode:
     """Follow sidecars from a result or figure down to its raw inputs.
 
@@ -115,13 +125,7 @@ def lineage(path: PathLike, *, max_depth: int = 32) -> LineageNode:
     FileNotFoundError
         If neither ``path`` nor its sidecar exists.
     """
-    root = Path(path)
-    if root.suffix == ".json" and root.is_file():
-        # Given the sidecar itself: start from the first output it describes,
-        # which lives in the same directory.
-        record, _ = _load_sidecar(root)
-        if record is not None:
-            root = root.with_name(Path(next(iter(record["outputs"]))).name)
+    root = _start_of(Path(path))
     if not root.exists() and not sidecar_path(root).exists():
         raise FileNotFoundError(f"no such file: {path}")
     walker = _LineageWalker(max_depth)
@@ -397,11 +401,7 @@ def _graph(targets, max_depth: int, *, skip_absent: bool = False) -> _Graph:
         if not target.exists() and not sidecar_path(target).exists() and skip_absent:
             continue  # nothing there to repair: what is absent, snakemake builds
         roots = _result_files(target) if target.is_dir() else [target]
-        for root in roots:
-            if root.suffix == ".json" and root.is_file():
-                record, _ = _load_sidecar(root)
-                if record is not None:
-                    root = root.with_name(Path(next(iter(record["outputs"]))).name)
+        for root in map(_start_of, roots):
             if not root.exists() and not sidecar_path(root).exists():
                 raise FileNotFoundError(f"no such file: {root}")
             graph.add(walker.node(str(root), _absolute(root), expected_sha=None, ancestors=()))
