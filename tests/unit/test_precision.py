@@ -175,6 +175,25 @@ def test_a_float32_amp_run_keeps_float64_iterates_close_to_the_reference():
     assert relative(single.trace["error"], reference.trace["error"]) < 1e-4
 
 
+def test_a_float32_amp_run_beyond_perfect_recovery_stops_at_its_resolution(monkeypatch):
+    """Softmax T = 3 beyond alpha_PR = 0.075: float32 follows float64 to an error of 1e-7, then its
+    steps stop falling at the GEMMs' rounding; it stops there, converged, with float64's error."""
+    dataset = sample_dataset(DatasetSpec("softmax", 3, 0.5, 20, 0.09, 0, 10, beta=1.0), 3)
+    channel = make_channel("softmax", T=3, beta=1.0)
+    options = {"S_true": dataset.S, "max_iter": 1500}
+    reference = amp.gamp_rie(dataset.X, dataset.y, channel, 0.5, **options)
+    single = amp.gamp_rie(dataset.X, dataset.y, channel, 0.5, backend=SINGLE, **options)
+    assert reference.converged and reference.message.startswith("settled")
+    assert single.converged and single.message.startswith("at the float32 resolution")
+    assert single.iterations < reference.iterations
+    assert abs(single.error - reference.error) < 1e-3 * reference.error < 1e-9
+    # without the resolution test the float32 run never settles: its steps stay at the rounding floor
+    monkeypatch.setattr(amp, "RESOLUTION_EPS", 0.0)
+    unchecked = amp.gamp_rie(dataset.X, dataset.y, channel, 0.5, backend=SINGLE, **options)
+    assert not unchecked.converged
+    assert np.min(unchecked.trace["change"][-20:]) > 1e-16
+
+
 # --- the config: one float type per kernel family ---------------------------------------------
 
 

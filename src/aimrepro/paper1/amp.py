@@ -105,6 +105,20 @@ stays float64 because its output is the iteration's state: a float32
 iteration, which the stopping rule (steps of relative size 1e−5 and
 below) would read as motion.
 
+The GEMMs' rounding leaves a floor under the step: beyond α_PR, where the
+error falls to ~1e−11, a float32 run follows the float64 one step for step
+(softmax T = 3, α = 0.09, d = 50: the same error 1.1e−11 at iteration 400)
+until c_t stops falling at ~2e−14 = (1.3 ε₃₂)² Q0, ε₃₂ the float32 machine
+epsilon; from there λ ≈ 1 and the extrapolated remaining displacement never
+meets tol.  Unchecked, the run then went on until V underflowed into a
+non-finite estimate (~1 600 iterations, status ``"diverged"``).  So a
+float32 run also stops, ``"converged"`` at its resolution, once the last
+``window`` steps all lie below (``RESOLUTION_EPS`` ε₃₂)² Q0: motion that
+small is the arithmetic's, not the iteration's, and the estimate's error is
+already at the float64 run's.  In float64 the same floor (~1e−31) lies twenty
+orders below the rule's targets and is not tested, so float64 runs stop as
+they always did.
+
 Generalisation errors (``run_on_dataset``)
 -----------------------------------------
 On the dataset's fresh test sequences, with ĥ the indices of the final Ŝ:
@@ -125,7 +139,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aimrepro.backends import make_backend
+from aimrepro.backends import Backend, make_backend
 from aimrepro.paper1 import spectra
 from aimrepro.paper1.channels import OutputChannel, from_z_scale, make_channel, to_z_scale
 from aimrepro.paper1.data import Dataset, training_arrays, write_npz
@@ -138,6 +152,10 @@ from aimrepro.paper1.state_evolution import mmse_any, se_curve
 
 #: An estimate with ‖Ŝ‖²_F/d above this multiple of Q0 = E‖S‖²_F/d has diverged.
 DIVERGENCE_NORM_FACTOR = 100.0
+
+#: A float32 run is at its resolution once its steps c_t stay below (RESOLUTION_EPS ε₃₂)² Q0
+#: (module docstring, "Precision"): ten times the measured floor's amplitude, 1.3 ε₃₂.
+RESOLUTION_EPS = 13.0
 
 #: Status values of :class:`AMPResult`; "stationary": not settled, but only jittering at max_iter (see StoppingRule).
 STATUSES = ("converged", "stationary", "max_iter", "diverged")
@@ -577,6 +595,7 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
     trace = {name: np.full(rule.max_iter, math.nan) for name in TRACE_FIELDS}
     status, message = "max_iter", f"not settled to tol={rule.tol:g} within {rule.max_iter} iterations"
     settled_run = stationary_run = 0
+    resolution = _step_resolution(backend, Q0)
     for t in range(rule.max_iter):
         try:
             state = _amp_step(state, data, channel, rho, damping=damping, ops=ops)
@@ -596,6 +615,12 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
                                            f"at iteration {state.iteration}")
             break
         settled_run = settled_run + 1 if rule.settled(remaining, remaining_C) else 0
+        if resolution > 0 and t + 1 >= rule.window and np.all(trace["change"][t + 1 - rule.window:t + 1]
+                                                              <= resolution):
+            status, message = "converged", (f"at the {backend.dtype} resolution at iteration {state.iteration}: "
+                                            f"the last {rule.window} steps below {resolution:.2g} "
+                                            f"(|S_hat - S_prev|_F^2/d), where rounding moves the estimate")
+            break
         if settled_run >= rule.patience:
             status, message = "converged", (f"settled for {rule.patience} iterations at iteration {state.iteration}: "
                                             f"contraction {contraction:.4f}, remaining displacement^2 "
@@ -623,6 +648,18 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
         status=status, message=message, trace=trace,
         settings={"damping": damping, **rule.to_dict(), "init": "prior_mean",
                   "backend": backend.name, "dtype": backend.dtype}, swing=swing)
+
+
+def _step_resolution(backend: Backend, Q0: float) -> float:
+    """The step c_t below which a run of ``backend``'s float type only moves by rounding; 0 in float64.
+
+    (``RESOLUTION_EPS`` ε)² Q0 with ε the float32 machine epsilon (module
+    docstring, "Precision"); float64 runs are never resolution-limited at
+    the rule's tolerances, and are not tested, so they stop as before.
+    """
+    if backend.float_type == np.float64:
+        return 0.0
+    return float((RESOLUTION_EPS * np.finfo(backend.float_type).eps) ** 2 * Q0)
 
 
 # ---------------------------------------------------------------------------
