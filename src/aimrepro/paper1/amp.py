@@ -111,11 +111,14 @@ error falls to ~1e−11, a float32 run follows the float64 one step for step
 until c_t stops falling at ~2e−14 = (1.3 ε₃₂)² Q0, ε₃₂ the float32 machine
 epsilon; from there λ ≈ 1 and the extrapolated remaining displacement never
 meets tol.  Unchecked, the run then went on until V underflowed into a
-non-finite estimate (~1 600 iterations, status ``"diverged"``).  So a
-float32 run also stops, ``"converged"`` at its resolution, once the last
-``window`` steps all lie below (``RESOLUTION_EPS`` ε₃₂)² Q0: motion that
-small is the arithmetic's, not the iteration's, and the estimate's error is
-already at the float64 run's.  In float64 the same floor (~1e−31) lies twenty
+non-finite estimate (~1 600 iterations, status ``"diverged"``), while Ĉ,
+still halving, fell below the step itself.  So a float32 run also stops,
+``"converged"`` at its resolution, once the last ``window`` steps all lie
+below (``RESOLUTION_EPS`` ε₃₂)² Q0 *and* above the predicted error Ĉ: a
+step larger than the error AMP predicts for its estimate is not motion
+towards the fixed point but the arithmetic's, and the estimate's error is
+already at the float64 run's.  A slow mode still contracting has Ĉ far above
+its steps and runs on as in float64.  In float64 the same floor (~1e−31) lies twenty
 orders below the rule's targets and is not tested, so float64 runs stop as
 they always did.
 
@@ -615,11 +618,11 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
                                            f"at iteration {state.iteration}")
             break
         settled_run = settled_run + 1 if rule.settled(remaining, remaining_C) else 0
-        if resolution > 0 and t + 1 >= rule.window and np.all(trace["change"][t + 1 - rule.window:t + 1]
-                                                              <= resolution):
+        if resolution > 0 and t + 1 >= rule.window and _at_resolution(
+                trace["change"][t + 1 - rule.window:t + 1], trace["C_hat"][t + 1 - rule.window:t + 1], resolution):
             status, message = "converged", (f"at the {backend.dtype} resolution at iteration {state.iteration}: "
-                                            f"the last {rule.window} steps below {resolution:.2g} "
-                                            f"(|S_hat - S_prev|_F^2/d), where rounding moves the estimate")
+                                            f"the last {rule.window} steps below {resolution:.2g} and above "
+                                            f"the predicted error (|S_hat - S_prev|_F^2/d), motion of rounding")
             break
         if settled_run >= rule.patience:
             status, message = "converged", (f"settled for {rule.patience} iterations at iteration {state.iteration}: "
@@ -648,6 +651,18 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
         status=status, message=message, trace=trace,
         settings={"damping": damping, **rule.to_dict(), "init": "prior_mean",
                   "backend": backend.name, "dtype": backend.dtype}, swing=swing)
+
+
+def _at_resolution(changes: np.ndarray, C_hats: np.ndarray, resolution: float) -> bool:
+    """Whether steps ``changes`` are rounding: below ``resolution`` and above the predicted errors.
+
+    A step larger than Ĉ moves the estimate by more than AMP's own predicted
+    error: no motion towards the fixed point does that.  A slow mode still
+    contracting (hardmax ρ = 0.5, α = 2.71: steps 3e−12 with Ĉ = 0.013) and
+    the published hardmax g_out's frozen estimate (steps falling to 1e−30
+    while Ĉ halves) are not at the resolution.
+    """
+    return bool(np.all(changes <= resolution) and np.all(changes >= C_hats))
 
 
 def _step_resolution(backend: Backend, Q0: float) -> float:
