@@ -48,7 +48,8 @@ from aimrepro.config import validate_config  # noqa: E402
 from aimrepro_workflow import costs  # noqa: E402
 
 #: Machine rates, as benchmarked (bench_costs.py); not fitted.
-MACHINE_RATES = ("flop", "normal", "eigh", "byte_io", "element", "small_matmul")
+MACHINE_RATES = ("flop", "normal", "eigh", "byte_io", "element", "small_matmul", "flop32", "element32",
+                 "small_matmul32")
 #: Prices not fitted either: the moment hierarchy's, from bench_moments.py (the quick jobs are
 #: too small to separate them from the start-up); a summary's per-file read; the Fisher table's
 #: factor on the package's own calibration and the token SE point (their rules' start-ups stay

@@ -118,7 +118,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
-__all__ = ["ANNOUNCE_SECONDS", "BACKEND_NAMES", "CHANNEL_NAMES", "COMMANDS", "LINK_NAMES",
+__all__ = ["ANNOUNCE_SECONDS", "BACKEND_NAMES", "CHANNEL_NAMES", "COMMANDS", "DTYPE_NAMES", "LINK_NAMES",
            "PARAMETRISATIONS", "Command", "build_parser", "main"]
 
 # ---------------------------------------------------------------------------
@@ -133,6 +133,8 @@ LINK_NAMES = ("softmax", "hardmax", "linear", "h1", "h2", "h3")
 PARAMETRISATIONS = ("direct", "tied", "untied")
 #: Kernel libraries (``aimrepro.backends.BACKENDS``).
 BACKEND_NAMES = ("numpy", "torch")
+#: Float types of the kernels' arithmetic (``aimrepro.backends.DTYPES``).
+DTYPE_NAMES = ("float64", "float32")
 #: The config's presets (``aimrepro.config.SCALES``).
 SCALE_NAMES = ("quick", "referee", "paper")
 #: Laws of the token coordinates (``aimrepro.model.TOKEN_LAWS``) and Student-t's default ν.
@@ -235,6 +237,14 @@ def _add_backend(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--backend", type=_backend_name, default="numpy", metavar="{numpy,torch}",
                      help="where the kernels compute: numpy (default, the reference) or torch "
                           "(pip install -e '.[gpu]'; a GPU if there is one)")
+    sub.add_argument("--dtype", choices=DTYPE_NAMES, default="float64",
+                     help="float type of the kernels' arithmetic (default float64; the state and the "
+                          "reported numbers stay float64, docs/design.md \"Precision\")")
+
+
+def _backend(args: argparse.Namespace) -> dict:
+    """The backend of ``--backend`` and ``--dtype``, as ``aimrepro.backends.make_backend`` takes it."""
+    return {"name": args.backend, "dtype": args.dtype}
 
 
 def _add_memory_limit(sub: argparse.ArgumentParser) -> None:
@@ -621,7 +631,7 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
                            tokens=_token_law(args, subparser))
         settings = SGDSettings(lr=args.lr, batch=args.batch, horizon=args.horizon,
                                weight_decay=args.weight_decay, n_records=args.records)
-        backend = make_backend(args.backend)
+        backend = make_backend(_backend(args))
     except ValueError as err:
         _refuse_science_error(err, subparser)
     bar = _progress_bar(args, "aimrepro sgd", estimate.seconds, "sgd", estimate.steps, "steps")
@@ -716,7 +726,7 @@ def _run_amp(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
 
         # one BLAS thread, as the pipeline's amp_run job has: the same point gives the same bits
         with _one_blas_thread():
-            run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=args.backend,
+            run = run_on_dataset(dataset, args.channel, max_iter=args.max_iter, backend=_backend(args),
                                  callback=advance if bar is not None else None)
         _close(bar, f"stopped after {run.result.iterations} iterations ({run.result.status})")
         se_mmse = solve_se(make_channel(args.channel, T=args.T, beta=beta), args.alpha, args.rho).mmse
@@ -796,7 +806,7 @@ def _run_gd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int
                            replicate=args.replicate, n_test=args.test_samples, beta=args.beta, tokens=law)
         settings = GDSettings(lr=args.lr, steps=args.steps, init_scale=args.init_scale, trace_every=0)
         dataset = args.loaded if args.loaded is not None else sample_dataset(spec, args.seed)
-        run = run_on_dataset(dataset, args.inits, settings, threads=args.threads, backend=args.backend,
+        run = run_on_dataset(dataset, args.inits, settings, threads=args.threads, backend=_backend(args),
                              callback=(lambda step, loss: bar(step + 1)) if bar is not None else None)
         _close(bar)
         se_mmse = solve_se(make_channel("softmax", T=args.T, beta=args.beta), args.alpha, args.rho).mmse

@@ -242,16 +242,18 @@ def sample_teacher(d: int, rho: float, rng: np.random.Generator) -> Teacher:
     return Teacher(rng.standard_normal((d, width(d, rho))))
 
 
-def indices(X: np.ndarray, S: np.ndarray) -> np.ndarray:
+def indices(X: np.ndarray, S: np.ndarray, *, dtype=np.float64) -> np.ndarray:
     """h_ab = (x_aᵀ S x_b − δ_ab Tr S)/√d for every sample: (n, T, d), (d, d) → (n, T, T).
 
     O(n T d²) time through one (nT × d)(d × d) product; O(n T d) memory.
+    The products run in float type ``dtype`` (GAMP-RIE's float32 path); Tr S
+    comes from S as given.
     """
-    X = np.asarray(X, dtype=float)
+    X = np.asarray(X, dtype=dtype)
     n, T, d = X.shape
     if S.shape != (d, d):
         raise ValueError(f"S must be ({d}, {d}) to match the tokens, got {S.shape}")
-    XS = (X.reshape(n * T, d) @ S).reshape(n, T, d)
+    XS = (X.reshape(n * T, d) @ S.astype(dtype, copy=False)).reshape(n, T, d)
     h = np.einsum("nad,nbd->nab", XS, X)
     h[:, np.arange(T), np.arange(T)] -= np.trace(S)
     return h / math.sqrt(d)
@@ -275,21 +277,24 @@ def indices_from_factor(X: np.ndarray, W: np.ndarray, scale: float) -> np.ndarra
 
 def indices_from_factors(X: np.ndarray, left: np.ndarray, right: np.ndarray | None = None, *,
                          scale: float = 1.0, shift: float = 0.0,
-                         centered: bool = True) -> np.ndarray:
+                         centered: bool = True, dtype=np.float64) -> np.ndarray:
     """Indices of S = scale · L Rᵀ + shift · I without forming S: O(n T d r + n T² d).
 
     h_ab = (x_aᵀ S x_b − [centered] δ_ab Tr S)/√d (``docs/paper2.md`` §1: the
     centered index of tied and direct attention, the uncentered one of
     untied attention S = U Vᵀ).  ``right=None`` means R = L (symmetric S).
+    The products run in float type ``dtype`` (tokens and factors cast to
+    it; online SGD's float32 path); Tr S comes from the factors as given.
     """
-    X = np.asarray(X, dtype=float)
+    X = np.asarray(X, dtype=dtype)
+    scale, shift = float(scale), float(shift)  # Python floats keep a float32 product float32
     n, T, d = X.shape
     if left.shape[0] != d or (right is not None and right.shape != left.shape):
         raise ValueError(f"factors must be ({d}, r) to match the tokens, got {left.shape} "
                          f"and {None if right is None else right.shape}")
     flat = X.reshape(n * T, d)
-    P = (flat @ left).reshape(n, T, -1)
-    Q = P if right is None else (flat @ right).reshape(n, T, -1)
+    P = (flat @ left.astype(dtype, copy=False)).reshape(n, T, -1)
+    Q = P if right is None else (flat @ right.astype(dtype, copy=False)).reshape(n, T, -1)
     h = scale * np.matmul(P, np.swapaxes(Q, 1, 2))
     if shift:
         h += shift * np.matmul(X, np.swapaxes(X, 1, 2))

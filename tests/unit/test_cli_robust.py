@@ -42,7 +42,7 @@ def test_every_subcommand_has_a_builder_and_a_runner_and_the_parser_lists_them_a
 
 
 def test_the_names_spelled_in_the_cli_are_the_registries():
-    from aimrepro.backends import BACKENDS
+    from aimrepro.backends import BACKENDS, DTYPES
     from aimrepro.config import SCALES
     from aimrepro.model import DEFAULT_STUDENT_DOF, LINKS, TOKEN_LAWS
     from aimrepro.paper1 import spectra
@@ -55,6 +55,7 @@ def test_the_names_spelled_in_the_cli_are_the_registries():
     assert cli.LINK_NAMES == LINKS
     assert cli.PARAMETRISATIONS == PARAMETRISATIONS
     assert cli.BACKEND_NAMES == BACKENDS
+    assert cli.DTYPE_NAMES == DTYPES
     assert cli.SCALE_NAMES == SCALES
     assert cli.TOKEN_LAW_NAMES == tuple(TOKEN_LAWS) and cli.DEFAULT_STUDENT_DOF == DEFAULT_STUDENT_DOF
     assert cli._CHANNEL_LINK == dict(CHANNEL_LINK)
@@ -75,6 +76,20 @@ def test_importing_the_cli_loads_no_numerical_module():
     done = fresh_python("import sys, aimrepro.cli; "
                         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', "
                         "'matplotlib') or (m.startswith('aimrepro.') and m != 'aimrepro.cli')))")
+    assert done.stdout.strip() == "[]"
+
+
+def test_help_and_refusals_with_dtype_load_no_numerical_module():
+    calls = [["gd", "--help"], [*SGD, "--dtype", "float32", "--link", "softmax"],
+             [*AMP, "--dtype", "float16"], [*GD, "--dtype", "float32", "--threads", "5000"]]
+    done = fresh_python("import contextlib, io, sys\nfrom aimrepro import cli\n"
+                        f"for argv in {calls!r}:\n"
+                        "    with contextlib.redirect_stdout(io.StringIO()), \\\n"
+                        "            contextlib.redirect_stderr(io.StringIO()):\n"
+                        "        try:\n            cli.main(argv)\n        except SystemExit as done:\n"
+                        "            assert done.code == (0 if '--help' in argv else 2), (argv, done.code)\n"
+                        "        else:\n            raise AssertionError(argv)\n"
+                        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy')))")
     assert done.stdout.strip() == "[]"
 
 

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from aimrepro.backends import family_backend
 from aimrepro_workflow import paths
 from aimrepro_workflow.codeinputs import CodeLayout, ImportClosures, ImportListCache
 from aimrepro_workflow.costs import CostModel
@@ -17,11 +18,12 @@ from aimrepro_workflow.kinds.outputs import CLAIM_FRAGMENT
 #: threads, mem_mb and runtime of every rule, from the cost model (docs/benchmarks.md, "Cost model")
 COSTS = CostModel(config, PLAN)
 
-#: Where GD, GAMP-RIE and SGD compute (config `backend`, aimrepro.backends): a rule param
-#: of the rules that use it, and one GPU for each of their jobs when it is torch,
+#: Where GD, GAMP-RIE and SGD compute (config `backend`, aimrepro.backends): one rule param
+#: per kernel family, {name, dtype} with that family's float type (a change of one family's
+#: dtype reruns its jobs only), and one GPU for each of their jobs when it is torch,
 #: as the Slurm executor plugin's `gpu` resource (docs/slurm.md).
-BACKEND = dict(config["backend"])
-BACKEND_GPUS = 1 if BACKEND["name"] == "torch" else 0
+BACKEND = {family: family_backend(config["backend"], family) for family in ("gd", "sgd", "amp")}
+BACKEND_GPUS = 1 if config["backend"]["name"] == "torch" else 0
 
 CODE_LAYOUT = CodeLayout(
     package_root=Path(workflow.basedir) / "src",

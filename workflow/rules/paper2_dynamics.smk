@@ -21,7 +21,7 @@ rule sgd_run:
         **KINDS["sgd_run"].path.constraints(),
     params:
         **cache_key("sgd_run"),
-        backend=BACKEND,
+        backend=BACKEND["sgd"],
     cache: shared_cache("sgd_run")
     threads: 1
     resources:

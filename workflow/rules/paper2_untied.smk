@@ -20,7 +20,7 @@ rule untied_sgd_run:
         **KINDS["untied_sgd_run"].path.constraints(),
     params:
         **cache_key("untied_sgd_run"),
-        backend=BACKEND,
+        backend=BACKEND["sgd"],
     cache: shared_cache("untied_sgd_run")
     threads: COSTS.threads("untied_sgd_run")
     resources:

@@ -36,6 +36,17 @@ where Xᵀ(·) contracts the flattened batch (B T × d)ᵀ(B T × r).
 Blow-up (``docs/paper2.md`` §2.4, §8.6: h₃ runs are stiff) stops the run and is
 recorded, never plotted as data: a non-finite batch loss or gradient, or a
 batch loss above ``max_loss``.
+
+Precision
+---------
+The contractions with the tokens (the teacher's and the student's indices,
+the gradients' Xᵀ(·)) run in the float type of the batch X: float64, or
+float32 when the backend says so (config ``backend.dtype.sgd``), the
+batch then drawn in float64 as always and cast, so that both types of one
+seed see the same tokens.  The parameters stay float64 (an update moves
+them by a relative lr/d or less, 10⁴–10⁶ times), as do Tr S and ‖W‖²_F
+subtracted by the centred index, the links and the loss on the (B, T, T)
+indices (O(B T²)), and the recorded order parameters and batch losses.
 """
 
 from __future__ import annotations
@@ -148,12 +159,13 @@ class DirectStudent:
         return DenseMatrix(self.S)
 
     def indices(self, X: np.ndarray) -> np.ndarray:
-        """O(B T d²)."""
-        return self.matrix().indices(X, centered=True)
+        """O(B T d²), in the float type of X (module notes, "Precision")."""
+        return self.matrix().indices(X, centered=True, dtype=X.dtype)
 
     def gradient(self, X: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
-        """∇_S of the batch-mean loss: [Xᵀ(g X) − Σ tr(g) I]/(B√d), O(B T d²)."""
+        """∇_S of the batch-mean loss: [Xᵀ(g X) − Σ tr(g) I]/(B√d), O(B T d²), in the float type of X."""
         B, T, d = X.shape
+        g = g.astype(X.dtype, copy=False)
         gX = np.matmul(g, X).reshape(B * T, d)
         grad = X.reshape(B * T, d).T @ gX
         grad[np.diag_indices(d)] -= np.trace(g, axis1=1, axis2=2).sum()
@@ -183,19 +195,21 @@ class TiedStudent:
         return FactoredMatrix(self.W)
 
     def indices(self, X: np.ndarray) -> np.ndarray:
-        """O(B T d r)."""
-        self._P = (X.reshape(-1, self.d) @ self.W).reshape(X.shape[0], X.shape[1], -1)
+        """O(B T d r), in the float type of X; ‖W‖²_F, which the diagonal subtracts, from the float64 W."""
+        self._W = self.W.astype(X.dtype, copy=False)
+        self._P = (X.reshape(-1, self.d) @ self._W).reshape(X.shape[0], X.shape[1], -1)
         h = np.matmul(self._P, np.swapaxes(self._P, 1, 2))
         T = X.shape[1]
         h[:, np.arange(T), np.arange(T)] -= np.sum(self.W * self.W)
         return h / math.sqrt(self.d)
 
     def gradient(self, X: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
-        """∇_W = [Xᵀ((g + gᵀ) P) − 2 Σ tr(g) W]/(B√d), P = X W from :meth:`indices`; O(B T d r)."""
+        """∇_W = [Xᵀ((g + gᵀ) P) − 2 Σ tr(g) W]/(B√d), P = X W from :meth:`indices`; O(B T d r), type of X."""
         B, T, d = X.shape
+        g = g.astype(X.dtype, copy=False)
         sym = g + np.swapaxes(g, 1, 2)
         grad = X.reshape(B * T, d).T @ np.matmul(sym, self._P).reshape(B * T, -1)
-        grad -= 2.0 * np.trace(g, axis1=1, axis2=2).sum() * self.W
+        grad -= 2.0 * np.trace(g, axis1=1, axis2=2).sum() * self._W
         return (grad / (B * math.sqrt(d)),)
 
     def parameters(self) -> tuple[np.ndarray, ...]:
@@ -225,16 +239,17 @@ class UntiedStudent:
         return FactoredMatrix(self.U, self.V)
 
     def indices(self, X: np.ndarray) -> np.ndarray:
-        """G_ab = ⟨x_a U, x_b V⟩/√d; O(B T d r)."""
+        """G_ab = ⟨x_a U, x_b V⟩/√d; O(B T d r), in the float type of X."""
         B, T, d = X.shape
         flat = X.reshape(B * T, d)
-        self._P = (flat @ self.U).reshape(B, T, -1)
-        self._Q = (flat @ self.V).reshape(B, T, -1)
+        self._P = (flat @ self.U.astype(X.dtype, copy=False)).reshape(B, T, -1)
+        self._Q = (flat @ self.V.astype(X.dtype, copy=False)).reshape(B, T, -1)
         return np.matmul(self._P, np.swapaxes(self._Q, 1, 2)) / math.sqrt(d)
 
     def gradient(self, X: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
-        """∇_U = Xᵀ(g Q)/(B√d), ∇_V = Xᵀ(gᵀ P)/(B√d); O(B T d r)."""
+        """∇_U = Xᵀ(g Q)/(B√d), ∇_V = Xᵀ(gᵀ P)/(B√d); O(B T d r), in the float type of X."""
         B, T, d = X.shape
+        g = g.astype(X.dtype, copy=False)
         flat_t = X.reshape(B * T, d).T
         grad_U = flat_t @ np.matmul(g, self._Q).reshape(B * T, -1)
         grad_V = flat_t @ np.matmul(np.swapaxes(g, 1, 2), self._P).reshape(B * T, -1)
@@ -522,9 +537,16 @@ class SGDSettings:
 
 
 def _numpy_gradients(student: Student, teacher: FactoredMatrix, loss: MSELoss, X: np.ndarray):
-    """Batch losses (B,) and gradients of one step, numpy (the reference): O(B T d r) or O(B T d²)."""
-    y_teacher = loss.teacher.apply(teacher.indices(X, centered=student.centered))
-    batch_losses, g = loss.student_gradient(student.indices(X), y_teacher)
+    """Batch losses (B,) and gradients of one step, numpy (the reference): O(B T d r) or O(B T d²).
+
+    The contractions with the tokens run in the float type of X (module
+    notes, "Precision"); the links and the loss act on the (B, T, T)
+    indices in float64 (O(B T²)), and the gradients come back in the type of X.
+    """
+    G_teacher = teacher.indices(X, centered=student.centered, dtype=X.dtype)
+    y_teacher = loss.teacher.apply(G_teacher.astype(np.float64, copy=False))
+    G_student = student.indices(X).astype(np.float64, copy=False)
+    batch_losses, g = loss.student_gradient(G_student, y_teacher)
     return batch_losses, student.gradient(X, g)
 
 
@@ -550,8 +572,9 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
         Log a progress line every this many records (0: never).
     backend : None, str, mapping or :class:`aimrepro.backends.Backend`
         Where the step's indices and gradients are computed (default numpy,
-        the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`).
-        The tokens are drawn by ``rng`` on the host either way.
+        the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`),
+        and in which float type (module notes, "Precision").  The tokens are
+        drawn by ``rng`` on the host, in float64, either way.
     progress : callable, optional
         Called as ``progress(steps_done, steps_total)`` about 200 times along
         the run and at its end (a progress bar); it sees nothing of the state
@@ -579,6 +602,7 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
     if not (isinstance(T, (int, np.integer)) and T >= loss.min_T):
         raise ValueError(f"T must be an integer >= {loss.min_T}, got {T!r}")
     backend = make_backend(backend)
+    cast_tokens = backend.is_numpy and backend.dtype == "float32"
     if backend.is_numpy:
         gradients = _numpy_gradients
     else:
@@ -628,7 +652,10 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
                     break
             if n == n_total:
                 break
+            # drawn in float64 whatever the float type, so that both types of one seed see the same tokens
             X = tokens.sample(rng, (B, T, d))
+            if cast_tokens:
+                X = X.astype(np.float32)
             batch_losses, grads = gradients(student, teacher, loss, X)
             batch_loss = float(np.mean(batch_losses))
             if n == 0:

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 
 from aimrepro import resources as R
 
-__all__ = ["PRICES", "STARTUP", "TYPICAL", "SIDECAR_BYTES", "CSV_BYTES_PER_VALUE", "Work", "csv_bytes"]
+__all__ = ["PRICES", "STARTUP", "TYPICAL", "SIDECAR_BYTES", "CSV_BYTES_PER_VALUE", "Work", "arithmetic_units",
+           "csv_bytes"]
 
 # ---------------------------------------------------------------------------
 # calibration: prices of each kind of work (seconds per unit)
@@ -51,6 +52,12 @@ PRICES: dict[str, float] = {
     "byte_io": 1.0e-9,           # writing or reading one byte of a .npz
     "element": 1.1e-9,           # one float64 element of a vectorised expression
     "small_matmul": 1.247e-10,   # one multiply-add of numpy's matmul on stacks of tiny (T × r) matrices
+    # the same in float32 (backend.dtype of a kernel family, docs/design.md "Precision"): the float64
+    # price over the float32 speed-up bench_costs.py measured beside it (GEMM 1.96, element 2.10,
+    # small matmul 1.06)
+    "flop32": 1.0 / 35e9 / 1.96,
+    "element32": 1.1e-9 / 2.10,
+    "small_matmul32": 1.247e-10 / 1.06,
     # overheads per call, fitted
     "se_point_softmax": 0,
     "se_point_hardmax": 0.1042,
@@ -191,3 +198,15 @@ class Work:
 def csv_bytes(rows: float, columns: float) -> float:
     """Disk of a CSV table of ``rows`` × ``columns`` numbers, with its sidecar."""
     return CSV_BYTES_PER_VALUE * rows * columns + SIDECAR_BYTES
+
+
+def arithmetic_units(dtype: str) -> tuple[str, str, str]:
+    """The units of a kernel family's arithmetic, (GEMM flop, element, small matmul), in ``dtype``.
+
+    ``backend.dtype.<family>`` float32 prices the kernels' own arithmetic at
+    the float32 rates; what stays float64 in every type (the state, the
+    records, the reported numbers) keeps the float64 units in the work functions.
+    """
+    if dtype == "float32":
+        return "flop32", "element32", "small_matmul32"
+    return "flop", "element", "small_matmul"

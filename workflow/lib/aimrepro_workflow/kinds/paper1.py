@@ -19,7 +19,7 @@ from aimrepro.paper1.thresholds import AXES
 
 from ..paths import (CHANNEL_TOKEN, INTEGER_FIELD, LINK_TOKEN, NUMBER, NUMBER_FIELD, SEED, Field,
                      ResultPath, choice, fmt_number)
-from ..prices import PRICES, SIDECAR_BYTES, TYPICAL, Work, csv_bytes
+from ..prices import PRICES, SIDECAR_BYTES, TYPICAL, Work, arithmetic_units, csv_bytes
 from . import Job, Kind, Read, register
 
 #: Typical (quick-scale) sizes: the config check names the value whose typical size shrinks a job most.
@@ -169,18 +169,21 @@ class AMPJob:
     data: DatasetSpec
     channel: str
     max_iter: int
+    dtype: str = "float64"
 
 
 def _amp(job: Job) -> AMPJob:
     token = job.values["channel"]
     return AMPJob(_dataset(job, data_link(token)), parse_link_token(token)[0],
-                  int(job.values["max_iter"]))
+                  int(job.values["max_iter"]), job.values["dtype"])
 
 
 def _amp_work(job: Job) -> Work:
-    """Per iteration: X S and Xᵀ(G X) (4 n T d² flops), one eigh (d³), the channel per sample."""
+    """Per iteration: X S and Xᵀ(G X) (4 n T d² flops, the family's float type), one eigh (d³),
+    the channel per sample."""
     amp: AMPJob = job.params
     spec, channel, cap = amp.data, amp.channel, amp.max_iter
+    flop, _, small_matmul = arithmetic_units(amp.dtype)
     n, n_test, T, d = spec.n, spec.n_test, spec.T, spec.d
     softmax = channel == "softmax"
     expected = min(cap, TYPICAL.get(f"amp_iterations_{channel}", TYPICAL["amp_iterations_hardmax"]))
@@ -188,16 +191,17 @@ def _amp_work(job: Job) -> Work:
         "amp_run",
         fixed={"byte_io": float(dataset_bytes(spec)), "flop": 2.0 * n_test * T * d * d,
                "element": 20.0 * (n + n_test) * T * d},
-        per_loop={"amp_iteration": 1, "flop": 4.0 * n * T * d * d, "eigh": float(d) ** 3,
+        per_loop={"amp_iteration": 1, flop: 4.0 * n * T * d * d, "eigh": float(d) ** 3,
                   ("amp_sample_softmax" if softmax else "amp_sample_hardmax"): n * (T * T if softmax else 1),
-                  "small_matmul": n * T * T * d, "element": 10.0 * n * T * d},
+                  small_matmul: n * T * T * d, "element": 10.0 * n * T * d},
         loop=expected, loop_bound=cap,
         memory=R.amp_job(T=T, d=d, rho=spec.rho, alpha=spec.alpha, n_test=n_test, max_iter=cap,
                          channel=channel).bytes,
         disk=8.0 * d * d + 40.0 * cap + SIDECAR_BYTES)
 
 
-_AMP_READS = {**_DATA_READS, "max_iter": Read("paper1.amp_solver.max_iter")}
+_AMP_READS = {**_DATA_READS, "max_iter": Read("paper1.amp_solver.max_iter"),
+              "dtype": Read("backend.dtype.amp", "float64")}
 _AMP_FIELDS = {"channel": CHANNEL_TOKEN, "T": INTEGER_FIELD, "rho": NUMBER_FIELD, "d": INTEGER_FIELD}
 
 AMP_RUN = register(Kind(
@@ -278,28 +282,32 @@ class GDJob:
     inits: int
     settings: GDSettings
     threads: int
+    dtype: str = "float64"
 
 
 def _gd(job: Job) -> GDJob:
     v = job.values
     # steps is a value of its own: a size the config check can name
     settings = GDSettings(**{**v["optimizer"], "steps": v["steps"]})
-    return GDJob(_dataset(job, v["link"]), v["inits"], settings, int(v["threads"]))
+    return GDJob(_dataset(job, v["link"]), v["inits"], settings, int(v["threads"]), v["dtype"])
 
 
 def _gd_work(job: Job) -> Work:
     """Per Adam step and student: P = X W and Xᵀ(·) (4 n T d r flops), the pair products P Pᵀ
-    and (g + gᵀ) P (2 n T² r multiply-adds on T × r stacks), the softmax (n T²), Adam (d r)."""
+    and (g + gᵀ) P (2 n T² r multiply-adds on T × r stacks), the softmax (n T²), all in the
+    family's float type, and Adam (d r, float64)."""
     gd: GDJob = job.params
     spec, K, steps = gd.data, gd.inits, gd.settings.steps
     n, n_test, T, d, r = spec.n, spec.n_test, spec.T, spec.d, spec.r
+    flop, element, small_matmul = arithmetic_units(gd.dtype)
+    per_loop = {"gd_step": 1, "gd_replica_step": K, flop: 4.0 * K * n * T * d * r,
+                small_matmul: 2.0 * K * n * T * T * r, element: K * 20.0 * n * T * T}
+    per_loop["element"] = per_loop.get("element", 0.0) + K * 12.0 * d * r
     return Work(
         "gd_run",
         fixed={"byte_io": float(dataset_bytes(spec)),
                "flop": 2.0 * K * n_test * T * d * r + 2.0 * K * d * d * r},
-        per_loop={"gd_step": 1, "gd_replica_step": K, "flop": 4.0 * K * n * T * d * r,
-                  "small_matmul": 2.0 * K * n * T * T * r,
-                  "element": K * (20.0 * n * T * T + 12.0 * d * r)},
+        per_loop=per_loop,
         loop=steps, loop_bound=steps, threads=gd.threads,
         memory=R.gd_job(T=T, d=d, rho=spec.rho, alpha=spec.alpha, n_test=n_test, inits=K,
                         steps=max(steps, 1)).bytes,
@@ -317,7 +325,8 @@ GD_RUN = register(Kind(
     sizes={name: _TYPICAL[name] for name in ("T", "d", "rho", "alpha", "n_test", "inits", "steps")},
     reads={**_DATA_READS, "optimizer": Read("paper1.figure2.right.gd.optimizer", {}),
            "steps": Read("paper1.figure2.right.gd.optimizer.steps", 1000),
-           "threads": Read("scales.{scale}.gd.threads", 1)},
+           "threads": Read("scales.{scale}.gd.threads", 1),
+           "dtype": Read("backend.dtype.gd", "float64")},
     inputs=lambda job: {"data": dataset_path(job, job.values["link"])},
     cached=True))
 

@@ -19,8 +19,8 @@ from aimrepro.paper2.sgd import NORMALISATIONS, PARAMETRISATIONS, ProblemSpec, S
 
 from ..paths import (DIMS_FIELD, INTEGER_FIELD, NUMBER, NUMBER_FIELD, PAPER2_LINK, SEED, SIGNED_FIELD,
                      SIGNED_OR_NONE, STOP, Field, ResultPath, alternatives, choice, integer_list)
-from ..prices import PRICES, TYPICAL, Work, csv_bytes
-from . import Job, Kind, register
+from ..prices import PRICES, TYPICAL, Work, arithmetic_units, csv_bytes
+from . import Job, Kind, Read, register
 
 #: Typical (quick-scale) sizes: the config check names the value whose typical size shrinks a job most.
 _TYPICAL = {"T": 1, "d": 100, "rho": 0.5, "B": 256, "lr": 0.05, "horizon": 3.0, "records": 101,
@@ -72,6 +72,7 @@ class SGDJob:
     seed: int
     fast_horizon: float = 0.0
     n_fast: int = 0
+    dtype: str = "float64"
 
     @property
     def records(self) -> int:
@@ -83,7 +84,8 @@ def _sgd(job: Job) -> SGDJob:
     v = job.values
     return SGDJob(_problem(v, v["param"]),
                   SGDSettings(lr=v["lr"], batch=v["B"], horizon=v["horizon"], weight_decay=v["wd"],
-                              n_records=v["records"], stop_overlap=v["stop"]), v["seed"])
+                              n_records=v["records"], stop_overlap=v["stop"]), v["seed"],
+                  dtype=v["dtype"])
 
 
 def _untied_sgd(job: Job) -> SGDJob:
@@ -91,13 +93,14 @@ def _untied_sgd(job: Job) -> SGDJob:
     return SGDJob(_untied_problem(v),
                   SGDSettings(lr=v["lr"], batch=v["B"], horizon=v["horizon"], weight_decay=v["wd"],
                               n_records=v["records"], stop_overlap=v["stop"],
-                              stop_measure="symmetric_overlap"), v["seed"], v["fh"], v["nf"])
+                              stop_measure="symmetric_overlap"), v["seed"], v["fh"], v["nf"], v["dtype"])
 
 
 def _sgd_work(rule: str, stop_fraction: str, threads=lambda run: 1):
-    """Per step: the batch's normals (B T d), the teacher's and the student's projections and
-    the gradient (GEMMs), the link on B T² indices, a Python-level step; the records' order
-    parameters in proportion to the steps run."""
+    """Per step: the batch's normals (B T d, float64 in every type), the teacher's and the
+    student's projections and the gradient (GEMMs, in the family's float type), the link on
+    B T² indices and the update (float64), a Python-level step; the records' order parameters
+    (float64) in proportion to the steps run."""
     def work(job: Job) -> Work:
         run: SGDJob = job.params
         problem, settings = run.problem, run.settings
@@ -117,8 +120,11 @@ def _sgd_work(rule: str, stop_fraction: str, threads=lambda run: 1):
             flops = 4.0 * B * T * d * (2 * r + r_teacher)
             elements = 12.0 * d * r + 20.0 * B * T * T
             record = 16.0 * d * r * (r + r_teacher)
+        flop = arithmetic_units(run.dtype)[0]
         per_step = {"sgd_step_untied" if param == "untied" else "sgd_step": 1, "normal": B * T * d,
-                    "flop": flops, "element": elements}
+                    flop: flops, "element": elements}
+        if flop != "flop":  # the tokens cast to the float type
+            per_step["element"] += B * T * d
         if problem.link == "softmax":
             per_step["sgd_sample_softmax"] = B * T ** 4
         stops = settings.stop_overlap is not None
@@ -126,13 +132,15 @@ def _sgd_work(rule: str, stop_fraction: str, threads=lambda run: 1):
         memory = R.sgd_job(param=param, T=T, d=d, rho=problem.rho, batch=B, lr=settings.lr,
                            horizon=settings.horizon, records=records, student_rho=problem.rho).bytes
         # records are taken along the run: one that stops early takes only its share of them
-        per_step["flop"] += records * record / max(steps, 1)
+        per_step["flop"] = per_step.get("flop", 0.0) + records * record / max(steps, 1)
         return Work(rule, per_loop=per_step, loop=expected, loop_bound=steps, memory=memory,
                     disk=csv_bytes(records, 20), threads=threads(run))
     return work
 
 
 _SGD_SIZES = _sizes("T", "d", "rho", "B", "lr", "horizon", "records")
+#: The float type of SGD's kernels (docs/design.md, "Precision"), read from the config, not the path.
+_SGD_READS = {"dtype": Read("backend.dtype.sgd", "float64")}
 
 #: Online SGD of one replicate; c is the loss prefactor of L = c|F(G1) - F(G2)|^2.
 SGD_RUN = register(Kind(
@@ -143,7 +151,7 @@ SGD_RUN = register(Kind(
                 "lr": NUMBER_FIELD, "B": INTEGER_FIELD, "wd": NUMBER_FIELD,
                 "horizon": NUMBER_FIELD, "records": INTEGER_FIELD, "stop": STOP, "seed": SEED}),
     params=_sgd, work=_sgd_work("sgd_run", "sgd_stop_fraction"), sizes=_SGD_SIZES,
-    cached=True))
+    reads=_SGD_READS, cached=True))
 
 
 def _untied_threads(run: SGDJob) -> int:
@@ -164,7 +172,7 @@ UNTIED_SGD = register(Kind(
     ResultPath("untied/sgd", f"{_UNTIED_PROBLEM}/lr{{lr}}_B{{B}}_{_UNTIED_SCHEDULE}_seed{{seed}}", ".csv",
                {**_UNTIED_FIELDS, "lr": NUMBER_FIELD, "B": INTEGER_FIELD}),
     params=_untied_sgd, work=_sgd_work("untied_sgd_run", "untied_stop_fraction", _untied_threads),
-    sizes={**_SGD_SIZES, "nf": 0},
+    sizes={**_SGD_SIZES, "nf": 0}, reads=_SGD_READS,
     cached=True))
 
 
