@@ -938,7 +938,10 @@ def _run_diff(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> i
     for name, tree in (("A", args.a), ("B", args.b)):
         if not tree.is_dir():
             subparser.error(f"argument {name}: not a directory: {tree}")
-    compared = diff_trees(args.a, args.b, rtol=args.rtol, atol=args.atol)
+    try:
+        compared = diff_trees(args.a, args.b, rtol=args.rtol, atol=args.atol)
+    except ValueError as err:
+        subparser.error(str(err))
     if args.json:
         print(json.dumps(compared.to_json(), allow_nan=False))
     else:

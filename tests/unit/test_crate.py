@@ -154,6 +154,15 @@ def test_a_crate_is_refused_for_a_lineage_that_does_not_verify(repository, tmp_p
         rcrate.write_crate([repository / "raw.txt"], tmp_path / "taken")
 
 
+def test_targets_of_two_working_directories_are_refused(repository, tmp_path):
+    other = build_repository(tmp_path / "other")
+    with pytest.raises(rcrate.CrateError, match="come from 2 working directories .* one crate per"):
+        rcrate.write_crate([repository / "figures/fig.pdf", other / "results/curve.csv"], tmp_path / "crate")
+    assert not (tmp_path / "crate").exists()
+    # two targets of one working directory make one crate
+    rcrate.write_crate([repository / "figures/fig.pdf", repository / "results/curve.csv"], tmp_path / "crate")
+
+
 def test_a_missing_temporary_input_is_described_and_a_reused_one_says_where_it_was_made(
         repository, tmp_path):
     (repository / "raw.txt").unlink()  # as a temporary dataset is, once used

@@ -194,6 +194,10 @@ def draw(path_stem: Path, commit: str, *, line=(0, 1)) -> None:
                 metadata={"commit": commit, "config_hash": "c" * 64, "dirty": commit == "x",
                           "title": "fig"})
     plt.close(fig)
+    with contextlib.chdir(path_stem.parents[2]):  # the figure's sidecar, as the workflow writes it
+        stem = path_stem.relative_to(path_stem.parents[2])
+        write_sidecar([stem.with_suffix(".pdf"), stem.with_suffix(".png")], rule="fig", params={}, inputs=[], code=[],
+                      diagnostics={}, started=T0, ended=T1)
 
 
 def test_a_figure_that_differs_only_in_its_embedded_provenance_is_close(tmp_path):
@@ -236,6 +240,18 @@ def test_cli_diff_prints_a_summary_and_exits_by_equality(trees, capsys):
 def test_cli_diff_refuses_bad_arguments_in_one_line(tmp_path):
     assert_usage_error(run_cli("diff", str(tmp_path), str(tmp_path / "missing")), ["B", "missing"])
     assert_usage_error(run_cli("diff", "--rtol", "-1", str(tmp_path), str(tmp_path)), ["--rtol"])
+
+
+def test_a_tree_without_results_is_refused_not_called_equal(tmp_path, trees):
+    a, _ = trees
+    (tmp_path / "empty").mkdir()
+    assert_usage_error(run_cli("diff", str(tmp_path / "empty"), str(tmp_path / "empty")),
+                       ["A", "holds no results of the pipeline"])
+    # a repository before its first run: no results/ or figures/, only other JSON files
+    clone = tmp_path / "clone"
+    (clone / "benchmarks" / "results").mkdir(parents=True)
+    (clone / "benchmarks" / "results" / "amp.json").write_text('{"seconds": 1.0}\n')
+    assert_usage_error(run_cli("diff", str(a), str(clone)), ["B", "holds no results of the pipeline"])
 
 
 def test_the_summary_shows_a_structured_param_by_the_leaves_that_changed():

@@ -159,8 +159,13 @@ def write_crate(targets: Sequence[PathLike], out: PathLike, *, repository: PathL
         if checked.root.sidecar is None:
             raise CrateError(f"{target} has no sidecar: not a result of the pipeline")
         roots.append(checked.root)
-    repo = Path(os.path.abspath(repository)) if repository is not None else _workdir_of(
-        roots[0].resolved, roots[0].sidecar, _output_key(roots[0]))
+    workdirs = {_workdir_of(root.resolved, root.sidecar, _output_key(root)) for root in roots}
+    if len(workdirs) > 1:
+        # one crate describes one run: its config, workflow and code files are those of one repository
+        raise CrateError(f"the targets come from {len(workdirs)} working directories "
+                         f"({', '.join(sorted(map(str, workdirs)))}); a crate describes one run: "
+                         f"make one crate per working directory")
+    repo = Path(os.path.abspath(repository)) if repository is not None else workdirs.pop()
     builder = _CrateBuilder(repo, published or _dt.datetime.now(_dt.timezone.utc))
     graph = builder.build(roots)
     files = builder.files

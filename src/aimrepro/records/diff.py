@@ -221,7 +221,8 @@ def diff_trees(a: PathLike, b: PathLike, *, rtol: float = 0.0, atol: float = 0.0
     Raises
     ------
     ValueError
-        ``a`` or ``b`` is not a directory, or a tolerance is negative or not finite.
+        ``a`` or ``b`` is not a directory or holds no result with a sidecar, or a
+        tolerance is negative or not finite.
     """
     tolerance = Tolerance(float(rtol), float(atol))
     a, b = Path(a), Path(b)
@@ -229,6 +230,12 @@ def diff_trees(a: PathLike, b: PathLike, *, rtol: float = 0.0, atol: float = 0.0
         if not root.is_dir():
             raise ValueError(f"{name}: {root} is not a directory")
     found_a, found_b = dict(_result_files(a)), dict(_result_files(b))
+    for name, root, found in (("A", a, found_a), ("B", b, found_b)):
+        # an empty tree, or one with no result of the pipeline, would compare as "equal"
+        if not any(_sidecar_of(path) is not None for path in found.values()):
+            raise ValueError(f"{name}: {root} holds no results of the pipeline (no file with a "
+                             f"provenance sidecar): give a repository after a run, or its results/ "
+                             f"or figures/")
     results = []
     for path in sorted(set(found_a) | set(found_b)):
         if path not in found_b:
@@ -277,6 +284,8 @@ def _kind(path: str) -> str:
 
 
 def _sidecar_of(path: Path) -> dict[str, Any] | None:
+    if path.suffix == ".json":  # a JSON file that is not a sidecar (a benchmark's record) has none
+        return None
     side = sidecar_path(path)
     if not side.exists():
         return None
