@@ -129,6 +129,8 @@ def test_changed_claim_verdicts_differ_whatever_the_tolerance(trees):
     assert changes["p1-x.verdict"] == ("pass", "FAIL")
     assert changes["p1-x.measured"] == (0.5, 0.5 + 1e-9)
     assert "1 verdict" in fragment.reason()
+    assert "claims (1 fragment in both): 1 verdict changed: p1-x pass -> FAIL" in rdiff.render_diff(compared)
+    assert "claims (1 fragment in both): no verdict changed" in rdiff.render_diff(rdiff.diff_trees(a, a))
     # claims.md: text equal but for numbers, and a verdict word that changed
     assert statuses(compared)["results/quick/claims.md"] == "differs"
 

@@ -403,6 +403,10 @@ def _column_diff(name: str, a: np.ndarray | None, b: np.ndarray | None,
                       float(relative.max(initial=0.0)))
 
 
+#: The fields of a claim row compared, as suffixes of their FieldChange keys (``p1-x.verdict``).
+_CLAIM_FIELDS = (".verdict", ".measured", ".expected", ".tolerance", ".claim", ".note", ".section")
+
+
 def _compare_claims(result: ResultDiff, a: Path, b: Path, tolerance: Tolerance) -> bool:
     try:
         rows_a = {row.id: row for row in read_claims(a)}
@@ -417,7 +421,7 @@ def _compare_claims(result: ResultDiff, a: Path, b: Path, tolerance: Tolerance) 
                                              None if row_b is None else row_b.verdict))
             close = False
             continue
-        for name in ("verdict", "measured", "expected", "tolerance", "claim", "note", "section"):
+        for name in (field.lstrip(".") for field in _CLAIM_FIELDS):
             value_a, value_b = getattr(row_a, name), getattr(row_b, name)
             if value_a == value_b:
                 continue
@@ -549,6 +553,15 @@ def render_diff(diff: TreeDiff, *, details: bool = False) -> str:
         lines.append("by rule: " + "; ".join(
             f"{rule} " + ", ".join(f"{by_rule[rule, s]} {s}" for s in STATUSES if by_rule[rule, s])
             for rule in rules))
+    fragments = [r for r in diff.results if r.kind == "claims" and r.status not in (ONLY_A, ONLY_B)]
+    if fragments:
+        # the first question of a comparison: did any verdict change?
+        verdicts = [f"{c.key.removesuffix('.verdict')} {_show(c.a)} -> {_show(c.b)}"
+                    for r in fragments for c in r.claims
+                    if c.key.endswith(".verdict") or not c.key.endswith(_CLAIM_FIELDS)]  # or a row in one only
+        lines.append(f"claims ({_counted(len(fragments), 'fragment')} in both): "
+                     + (f"{_counted(len(verdicts), 'verdict')} changed: " + ", ".join(verdicts)
+                        if verdicts else "no verdict changed"))
     shown = [r for r in diff.results if r.status != SAME]
     if shown:
         lines.append("")
