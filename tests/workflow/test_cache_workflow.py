@@ -142,3 +142,16 @@ def test_cache_without_a_cache_directory_stops_before_any_job(tmp_path):
     assert "aimrepro: --cache needs the shared cache directory in the environment variable " \
            "SNAKEMAKE_OUTPUT_CACHE" in refused.stderr
     assert not (workdir / "results").exists()
+
+
+def test_targets_after_cache_are_refused_not_read_as_rule_names(tmp_path):
+    workdir = copy_repository(tmp_path / "aimrepro", cache_config())
+    (tmp_path / "cache").mkdir()
+    refused = run_snakemake(workdir, "-n", "--cores", "1", "--cache", "figures/quick/paper2_fig3.pdf",
+                            check=False, env={"SNAKEMAKE_OUTPUT_CACHE": str(tmp_path / "cache")})
+    assert refused.returncode != 0
+    assert ("aimrepro: --cache takes rule names, not targets (figures/quick/paper2_fig3.pdf): give the "
+            "targets before it") in refused.stderr
+    # rule names after --cache, targets before it: accepted
+    run_snakemake(workdir, "-n", "--cores", "1", "figures/quick/paper2_fig3.pdf", "--cache", "sgd_run",
+                  env={"SNAKEMAKE_OUTPUT_CACHE": str(tmp_path / "cache")})

@@ -120,6 +120,13 @@ SHARED_CACHE = workflow.workflow_settings.cache is not None
 if SHARED_CACHE and not os.environ.get("SNAKEMAKE_OUTPUT_CACHE"):
     sys.exit("aimrepro: --cache needs the shared cache directory in the environment variable "
              "SNAKEMAKE_OUTPUT_CACHE (docs/design.md, \"Shared result cache\")")
+# `--cache` takes rule names: targets written after it become "rules" and the run plans
+# every figure instead of the targets; a name with a path or a suffix is such a target.
+_CACHE_TARGETS = [name for name in workflow.workflow_settings.cache or []
+                  if "/" in name or os.path.splitext(name)[1]]
+if _CACHE_TARGETS:
+    sys.exit(f"aimrepro: --cache takes rule names, not targets ({', '.join(_CACHE_TARGETS)}): "
+             f"give the targets before it (snakemake TARGET ... --cache)")
 
 
 def shared_cache(name):
