@@ -33,7 +33,6 @@ the tables docs/benchmarks.md shows ("Single precision").
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import re
@@ -45,19 +44,15 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from aimrepro.claims.paper2_untied import ESCAPE_OVERLAP
 from aimrepro.claims.table import read_claims
 from aimrepro.paper2.analysis import escape_time
 from aimrepro.paper2.trajectory import Trajectory
+from aimrepro.records.files import file_sha256
 from aimrepro.records.tables import read_table
 
-#: The untied claims' escape overlap (aimrepro.claims.paper2_untied.ESCAPE_OVERLAP).
-ESCAPE_OVERLAP = 0.3
 _SEED = re.compile(r"_seed(\d+)(?=\.\w+$)")
 _DIMENSION = re.compile(r"_d(\d+)(?:_|$)")
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def condition_of(relative: str) -> str:
@@ -120,7 +115,7 @@ def compare_runs(reference: Path, candidate: Path, files: Iterable[str],
     identical = total = 0
     for rel in files:
         total += 1
-        identical += sha256(reference / rel) == sha256(candidate / rel)
+        identical += file_sha256(reference / rel) == file_sha256(candidate / rel)
         per_condition[condition_of(rel)].append((statistics(reference / rel), statistics(candidate / rel)))
     rows = []
     for condition, pairs in sorted(per_condition.items()):
