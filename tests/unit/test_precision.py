@@ -197,9 +197,13 @@ def test_a_float32_amp_run_beyond_perfect_recovery_stops_at_its_resolution(monke
 def test_steps_are_rounding_only_below_the_resolution_and_above_the_predicted_error():
     resolution = 3.6e-12
     floor = np.full(20, 3.5e-14)
-    assert amp._at_resolution(floor, np.geomspace(1e-14, 1e-20, 20), resolution)  # C_hat fell below the steps
-    assert not amp._at_resolution(floor, np.full(20, 0.013), resolution)  # a slow mode: C_hat far above
-    assert not amp._at_resolution(np.append(floor[:-1], 1e-11), np.full(20, 1e-20), resolution)
+    rule = amp.StoppingRule()
+    assert rule.window == 20
+    assert rule.at_resolution(floor, np.geomspace(1e-14, 1e-20, 20), resolution)  # C_hat fell below the steps
+    assert not rule.at_resolution(floor, np.full(20, 0.013), resolution)  # a slow mode: C_hat far above
+    assert not rule.at_resolution(np.append(floor[:-1], 1e-11), np.full(20, 1e-20), resolution)
+    assert not rule.at_resolution(floor[:19], np.full(19, 1e-20), resolution)  # fewer steps than the window
+    assert not rule.at_resolution(floor, np.full(20, 1e-20), 0.0)  # float64: no resolution test
     assert amp._step_resolution(backends.NUMPY, 1.5) == 0.0  # float64 is never resolution-limited
     assert amp._step_resolution(SINGLE, 1.5) == pytest.approx((13 * np.finfo(np.float32).eps) ** 2 * 1.5)
 

@@ -264,6 +264,22 @@ class StoppingRule:
         factor = contraction / (1.0 - contraction)
         return contraction, float(last[-1]) * factor * factor / scale, step_C * factor / scale
 
+    def at_resolution(self, changes: np.ndarray, C_hats: np.ndarray, resolution: float) -> bool:
+        """Whether the last ``window`` steps are rounding: below ``resolution`` (> 0) and above Ĉ.
+
+        ``changes`` and ``C_hats`` are the trace so far.  A step larger than Ĉ
+        moves the estimate by more than AMP's own predicted error: no motion
+        towards the fixed point does that.  A slow mode still contracting
+        (hardmax ρ = 0.5, α = 2.71: steps 3e−12 with Ĉ = 0.013) and the
+        published hardmax g_out's frozen estimate (steps falling to 1e−30
+        while Ĉ halves) are not at the resolution; nor is any run when
+        ``resolution`` is 0 (float64, :func:`_step_resolution`).
+        """
+        if resolution <= 0 or len(changes) < self.window:
+            return False
+        last, last_C = changes[-self.window:], C_hats[-self.window:]
+        return bool(np.all(last <= resolution) and np.all(last >= last_C))
+
     def settled(self, remaining_step: float, remaining_C: float) -> bool:
         return remaining_step <= self.tol and remaining_C <= math.sqrt(self.tol)
 
@@ -618,8 +634,7 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
                                            f"at iteration {state.iteration}")
             break
         settled_run = settled_run + 1 if rule.settled(remaining, remaining_C) else 0
-        if resolution > 0 and t + 1 >= rule.window and _at_resolution(
-                trace["change"][t + 1 - rule.window:t + 1], trace["C_hat"][t + 1 - rule.window:t + 1], resolution):
+        if rule.at_resolution(trace["change"][:t + 1], trace["C_hat"][:t + 1], resolution):
             status, message = "converged", (f"at the {backend.dtype} resolution at iteration {state.iteration}: "
                                             f"the last {rule.window} steps below {resolution:.2g} and above "
                                             f"the predicted error (|S_hat - S_prev|_F^2/d), motion of rounding")
@@ -651,18 +666,6 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
         status=status, message=message, trace=trace,
         settings={"damping": damping, **rule.to_dict(), "init": "prior_mean",
                   "backend": backend.name, "dtype": backend.dtype}, swing=swing)
-
-
-def _at_resolution(changes: np.ndarray, C_hats: np.ndarray, resolution: float) -> bool:
-    """Whether steps ``changes`` are rounding: below ``resolution`` and above the predicted errors.
-
-    A step larger than Ĉ moves the estimate by more than AMP's own predicted
-    error: no motion towards the fixed point does that.  A slow mode still
-    contracting (hardmax ρ = 0.5, α = 2.71: steps 3e−12 with Ĉ = 0.013) and
-    the published hardmax g_out's frozen estimate (steps falling to 1e−30
-    while Ĉ halves) are not at the resolution.
-    """
-    return bool(np.all(changes <= resolution) and np.all(changes >= C_hats))
 
 
 def _step_resolution(backend: Backend, Q0: float) -> float:
