@@ -236,6 +236,36 @@ def test_the_repository_config_computes_in_float64_and_a_bad_float_type_is_named
         validated(bad)
 
 
+def test_a_presets_float_type_replaces_the_configs_for_its_scale_only():
+    """The referee preset computes GD and SGD in float32; quick keeps backend.dtype (float64)."""
+    from aimrepro_workflow.kinds import dtype_read
+    from aimrepro_workflow.plans import Plan
+
+    config = validated(repository_config())
+    assert config["scales"]["referee"]["dtype"] == {"gd": "float32", "sgd": "float32"}
+    assert "dtype" not in config["scales"]["quick"]
+
+    def dtypes(plan, scale):
+        return {(job.kind.name, job.values["dtype"]) for job in plan.jobs(scale)
+                if job.kind.name in ("amp_run", "gd_run", "sgd_run", "untied_sgd_run")}
+
+    plan = Plan(config)
+    assert dtypes(plan, "quick") == {("amp_run", "float64"), ("gd_run", "float64"), ("sgd_run", "float64"),
+                                     ("untied_sgd_run", "float64")}
+    assert dtypes(plan, "referee") == {("amp_run", "float64"), ("gd_run", "float32"), ("sgd_run", "float32"),
+                                       ("untied_sgd_run", "float32")}
+    config["backend"]["dtype"]["amp"] = "float32"
+    config["scales"]["referee"]["dtype"]["gd"] = "float64"
+    assert [dtype_read(family).value(config, "referee") for family in ("amp", "gd", "sgd")] == [
+        "float32", "float64", "float32"]
+    assert [dtype_read(family).value(config, "quick") for family in ("amp", "gd", "sgd")] == [
+        "float32", "float64", "float64"]
+    bad = repository_config()
+    bad["scales"]["referee"]["dtype"] = {"gd": "float16"}
+    with pytest.raises(ValueError, match=r"scales\.referee\.dtype\.gd = 'float16'; allowed: one of 'float64'"):
+        validated(bad)
+
+
 def test_the_command_line_passes_the_float_type_through():
     import json
 

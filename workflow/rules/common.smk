@@ -18,12 +18,18 @@ from aimrepro_workflow.kinds.outputs import CLAIM_FRAGMENT
 #: threads, mem_mb and runtime of every rule, from the cost model (docs/benchmarks.md, "Cost model")
 COSTS = CostModel(config, PLAN)
 
-#: Where GD, GAMP-RIE and SGD compute (config `backend`, aimrepro.backends): one rule param
-#: per kernel family, {name, dtype} with that family's float type (a change of one family's
-#: dtype reruns its jobs only), and one GPU for each of their jobs when it is torch,
-#: as the Slurm executor plugin's `gpu` resource (docs/slurm.md).
-BACKEND = {family: family_backend(config["backend"], family) for family in ("gd", "sgd", "amp")}
+#: Where GD, GAMP-RIE and SGD compute (config `backend`, aimrepro.backends), and one GPU
+#: for each of their jobs when it is torch, as the Slurm executor plugin's `gpu` resource
+#: (docs/slurm.md).
 BACKEND_GPUS = 1 if config["backend"]["name"] == "torch" else 0
+
+
+def job_backend(rule, family):
+    """The `backend` param of a job of ``rule``: {name, dtype}, with the float type of kernel
+    family ``family`` that the job reads at its scale (the preset's `dtype`, else `backend.dtype`;
+    kinds.dtype_read), so a change of one family's float type reruns that family's jobs only."""
+    return lambda wildcards: {**family_backend(config["backend"], family),
+                              "dtype": PLAN.job_of(rule, wildcards).values["dtype"]}
 
 CODE_LAYOUT = CodeLayout(
     package_root=Path(workflow.basedir) / "src",

@@ -51,7 +51,7 @@ rule amp_run:
     params:
         **cache_key("amp_run"),
         solver=config["paper1"]["amp_solver"],
-        backend=BACKEND["amp"],
+        backend=job_backend("amp_run", "amp"),
     cache: shared_cache("amp_run")
     threads: 1
     resources:
@@ -105,7 +105,7 @@ rule gd_run:
         **cache_key("gd_run"),
         optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
         block=lambda wildcards: (PLAN.gd_size(wildcards.scale) or {}).get("block"),
-        backend=BACKEND["gd"],
+        backend=job_backend("gd_run", "gd"),
     cache: shared_cache("gd_run")
     threads: COSTS.threads("gd_run")
     resources:

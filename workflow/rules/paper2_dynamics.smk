@@ -21,7 +21,7 @@ rule sgd_run:
         **KINDS["sgd_run"].path.constraints(),
     params:
         **cache_key("sgd_run"),
-        backend=BACKEND["sgd"],
+        backend=job_backend("sgd_run", "sgd"),
     cache: shared_cache("sgd_run")
     threads: 1
     resources:

@@ -20,7 +20,7 @@ rule untied_sgd_run:
         **KINDS["untied_sgd_run"].path.constraints(),
     params:
         **cache_key("untied_sgd_run"),
-        backend=BACKEND["sgd"],
+        backend=job_backend("untied_sgd_run", "sgd"),
     cache: shared_cache("untied_sgd_run")
     threads: COSTS.threads("untied_sgd_run")
     resources:

@@ -45,7 +45,7 @@ from typing import Any
 from ..paths import ResultPath
 from ..prices import Work
 
-__all__ = ["KINDS", "Job", "Kind", "Read", "register"]
+__all__ = ["KINDS", "Job", "Kind", "Read", "dtype_read", "register"]
 
 _REQUIRED = object()
 
@@ -55,11 +55,14 @@ class Read:
     """A value a kind reads from the config, not from its path.
 
     ``key`` is a key path with ``{scale}`` for the scale's preset
-    (``scales.{scale}.data.test_samples``); ``default`` where the key may be absent.
+    (``scales.{scale}.data.test_samples``); ``default`` where the key may be absent;
+    ``fallback`` another Read whose value counts where the key is absent (a preset's
+    ``dtype`` before the config's ``backend.dtype``).
     """
 
     key: str
     default: Any = _REQUIRED
+    fallback: "Read | None" = None
 
     def key_at(self, scale: str) -> str:
         return self.key.format(scale=scale)
@@ -68,11 +71,22 @@ class Read:
         node: Any = config
         for part in self.key_at(scale).split("."):
             if not isinstance(node, Mapping) or part not in node:
+                if self.fallback is not None:
+                    return self.fallback.value(config, scale)
                 if self.default is _REQUIRED:
                     raise KeyError(f"config key {self.key_at(scale)} is missing")
                 return self.default
             node = node[part]
         return node
+
+
+def dtype_read(family: str) -> Read:
+    """The float type of kernel family ``family`` at a scale: the preset's ``dtype``, else ``backend.dtype``.
+
+    A preset may compute one family in float32 while the config's default
+    stays float64 (the referee preset's GD and SGD, docs/design.md "Precision").
+    """
+    return Read(f"scales.{{scale}}.dtype.{family}", fallback=Read(f"backend.dtype.{family}", "float64"))
 
 
 @dataclass(frozen=True)

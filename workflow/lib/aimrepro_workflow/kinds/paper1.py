@@ -20,7 +20,7 @@ from aimrepro.paper1.thresholds import AXES
 from ..paths import (CHANNEL_TOKEN, INTEGER_FIELD, LINK_TOKEN, NUMBER, NUMBER_FIELD, SEED, Field,
                      ResultPath, choice, fmt_number)
 from ..prices import PRICES, SIDECAR_BYTES, TYPICAL, Work, arithmetic_units, csv_bytes
-from . import Job, Kind, Read, register
+from . import Job, Kind, Read, dtype_read, register
 
 #: Typical (quick-scale) sizes: the config check names the value whose typical size shrinks a job most.
 _TYPICAL = {"T": 2, "d": 100, "rho": 0.5, "alpha": 0.1, "n_test": 1000, "max_iter": 500,
@@ -201,7 +201,7 @@ def _amp_work(job: Job) -> Work:
 
 
 _AMP_READS = {**_DATA_READS, "max_iter": Read("paper1.amp_solver.max_iter"),
-              "dtype": Read("backend.dtype.amp", "float64")}
+              "dtype": dtype_read("amp")}
 _AMP_FIELDS = {"channel": CHANNEL_TOKEN, "T": INTEGER_FIELD, "rho": NUMBER_FIELD, "d": INTEGER_FIELD}
 
 AMP_RUN = register(Kind(
@@ -326,7 +326,7 @@ GD_RUN = register(Kind(
     reads={**_DATA_READS, "optimizer": Read("paper1.figure2.right.gd.optimizer", {}),
            "steps": Read("paper1.figure2.right.gd.optimizer.steps", 1000),
            "threads": Read("scales.{scale}.gd.threads", 1),
-           "dtype": Read("backend.dtype.gd", "float64")},
+           "dtype": dtype_read("gd")},
     inputs=lambda job: {"data": dataset_path(job, job.values["link"])},
     cached=True))
 

@@ -20,7 +20,7 @@ from aimrepro.paper2.sgd import NORMALISATIONS, PARAMETRISATIONS, ProblemSpec, S
 from ..paths import (DIMS_FIELD, INTEGER_FIELD, NUMBER, NUMBER_FIELD, PAPER2_LINK, SEED, SIGNED_FIELD,
                      SIGNED_OR_NONE, STOP, Field, ResultPath, alternatives, choice, integer_list)
 from ..prices import PRICES, TYPICAL, Work, arithmetic_units, csv_bytes
-from . import Job, Kind, Read, register
+from . import Job, Kind, Read, dtype_read, register
 
 #: Typical (quick-scale) sizes: the config check names the value whose typical size shrinks a job most.
 _TYPICAL = {"T": 1, "d": 100, "rho": 0.5, "B": 256, "lr": 0.05, "horizon": 3.0, "records": 101,
@@ -140,7 +140,7 @@ def _sgd_work(rule: str, stop_fraction: str, threads=lambda run: 1):
 
 _SGD_SIZES = _sizes("T", "d", "rho", "B", "lr", "horizon", "records")
 #: The float type of SGD's kernels (docs/design.md, "Precision"), read from the config, not the path.
-_SGD_READS = {"dtype": Read("backend.dtype.sgd", "float64")}
+_SGD_READS = {"dtype": dtype_read("sgd")}
 
 #: Online SGD of one replicate; c is the loss prefactor of L = c|F(G1) - F(G2)|^2.
 SGD_RUN = register(Kind(
