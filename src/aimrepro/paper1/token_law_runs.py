@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from aimrepro.model import TokenLaw
+from aimrepro.model import TokenLaw, check_seeds
 from aimrepro.paper1 import amp, gd
 from aimrepro.paper1.data import DatasetSpec, sample_dataset
 
@@ -30,13 +30,6 @@ __all__ = ["AMP_COLUMNS", "GD_COLUMNS", "amp_replicates", "gd_replicates", "pair
 AMP_COLUMNS = ("replicate", "error", "C_hat", "iterations", "converged", "status")
 #: Columns of :func:`gd_replicates`.
 GD_COLUMNS = ("replicate", "averaged_error", "single_error", "n_diverged")
-
-
-def _check_replicates(replicates: Sequence[int]) -> list[int]:
-    replicates = [int(r) for r in replicates]
-    if not replicates or len(set(replicates)) != len(replicates) or min(replicates) < 0:
-        raise ValueError(f"replicates must be distinct integers >= 0, at least one, got {replicates}")
-    return replicates
 
 
 def amp_replicates(channel: str, *, T: int, rho: float, alpha: float, d: int, law: TokenLaw,
@@ -57,7 +50,7 @@ def amp_replicates(channel: str, *, T: int, rho: float, alpha: float, d: int, la
     dict of arrays, columns :data:`AMP_COLUMNS`: the final error ‖Ŝ − S‖²_F/d, AMP's own
     predicted error Ĉ, iterations, converged and status (``amp.STATUSES``).
     """
-    replicates = _check_replicates(replicates)
+    replicates = check_seeds(replicates, "replicates")
     rows = []
     for replicate in replicates:
         spec = DatasetSpec(link=amp.CHANNEL_LINK[channel], T=T, rho=rho, d=d, alpha=alpha, replicate=replicate,
@@ -78,7 +71,7 @@ def gd_replicates(*, T: int, rho: float, alpha: float, d: int, law: TokenLaw, re
     Columns :data:`GD_COLUMNS`: the error of the mean of the finished
     students, the mean error of one student, and the diverged count.
     """
-    replicates = _check_replicates(replicates)
+    replicates = check_seeds(replicates, "replicates")
     rows = []
     for replicate in replicates:
         spec = DatasetSpec(link="softmax", T=T, rho=rho, d=d, alpha=alpha, replicate=replicate, n_test=n_test,

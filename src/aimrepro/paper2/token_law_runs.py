@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from aimrepro.model import GAUSSIAN
+from aimrepro.model import GAUSSIAN, check_seeds
 from aimrepro.paper2.analysis import law_run_summary
 from aimrepro.paper2.flows import reference_flow
 from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
@@ -44,9 +44,7 @@ def law_replicates(spec: ProblemSpec, settings: SGDSettings, seeds: Sequence[int
     summaries : one ``analysis.law_run_summary`` dict per seed
     trajectories : {seed: (SGD run, Gaussian flow, law flow)}
     """
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
-        raise ValueError(f"seeds must be distinct integers >= 0, at least one, got {seeds}")
+    seeds = check_seeds(seeds)
     times = np.linspace(0.0, settings.horizon, settings.n_records) if times is None else times
     summaries, trajectories = [], {}
     for seed in seeds:
