@@ -38,6 +38,7 @@ def test_every_rule_is_one_registered_kind():
         "truncation_error", "untied_sgd_run", "untied_theory", "untied_fast_states", "fisher_table",
         "tokens_se_curve", "tokens_amp_run", "flow_ensemble", "tied_velocity", "truncation_radius",
         "untied_velocity", "untied_truncation", "untied_decay",
+        "token_law_amp", "token_law_gd", "token_law_theory", "token_law_se_curve", "token_law_sgd",
         *FIGURES, *(f"claims_{topic}" for topic in TOPICS), "claims"}
     assert KINDS.of_rule("aim_dataset_paper") is KINDS["aim_dataset"]
     with pytest.raises(ValueError, match="rule 'all' is not a registered kind"):
