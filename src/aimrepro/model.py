@@ -49,14 +49,6 @@ def _check_positive_int(name, value, minimum=1):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
-def check_seeds(seeds, name: str = "seeds") -> list[int]:
-    """The replicate seeds as a list of ints; ValueError unless they are distinct, >= 0 and at least one."""
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
-        raise ValueError(f"{name} must be distinct integers >= 0, at least one, got {seeds}")
-    return seeds
-
-
 #: The token laws (:class:`TokenLaw`), in the order of the CLI choices.
 TOKEN_LAWS = ("gaussian", "rademacher", "sparse", "student_t")
 

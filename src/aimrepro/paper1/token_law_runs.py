@@ -20,7 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from aimrepro.model import TokenLaw, check_seeds
+from aimrepro.model import TokenLaw
+from aimrepro.numerics.seeds import check_seeds
 from aimrepro.paper1 import amp, gd
 from aimrepro.paper1.data import DatasetSpec, sample_dataset
 

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from aimrepro.model import check_seeds
+from aimrepro.numerics.seeds import check_seeds
 from aimrepro.paper2.finite_d_drift import solve_finite_d_flow, tied_drift
 from aimrepro.paper2.flows import reference_flow
 from aimrepro.paper2.initial_velocity import (slaved_initial_velocity, tied_initial_velocity,

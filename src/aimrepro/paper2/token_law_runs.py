@@ -18,7 +18,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from aimrepro.model import GAUSSIAN, check_seeds
+from aimrepro.model import GAUSSIAN
+from aimrepro.numerics.seeds import check_seeds
 from aimrepro.paper1.data import write_npz
 from aimrepro.paper2.analysis import law_run_summary
 from aimrepro.paper2.flows import reference_flow

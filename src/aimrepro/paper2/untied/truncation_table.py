@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from aimrepro.model import check_seeds
+from aimrepro.numerics.seeds import check_seeds
 from aimrepro.paper2.population import Potential
 from aimrepro.paper2.sgd import ProblemSpec, initial_problem
 from aimrepro.paper2.untied.slow import solve_slow_flow, untied_state
