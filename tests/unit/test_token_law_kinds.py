@@ -51,7 +51,7 @@ def test_the_params_carry_the_law_and_the_replicates(plan):
     assert job.params.replicates == tuple(range(runs[-1]["seeds"]))
     assert job.params.base_seed == plan.config["seed"]
     gd = plan.job_of("token_law_gd", KINDS["token_law_gd"].path.parse(plan.token_law_gd_runs("quick")[0]["path"]))
-    assert gd.params.data.tokens == GAUSSIAN and gd.params.inits == 16
+    assert gd.params.data.tokens == GAUSSIAN and gd.params.inits == 8
     sgd_run = plan.token_law_sgd_runs("quick")[0]
     sgd = plan.job_of("token_law_sgd", KINDS["token_law_sgd"].path.parse(sgd_run["path"]))
     assert sgd.params.problem.tokens == TokenLaw.parse(sgd_run["law"]) and sgd.params.seeds == (0, 1, 2)
@@ -62,7 +62,14 @@ def test_the_theory_is_planned_for_hardmax_laws_other_than_gaussian(plan):
     tables = plan.token_law_theories("quick")
     assert [(t["point"], t["law"]) for t in tables] == [("hardmax_T2", law) for law in LAWS[1:]]
     job = plan.job_of("token_law_theory", KINDS["token_law_theory"].path.parse(tables[0]["path"]))
-    assert job.params.dims == (50, 75) and job.params.samples == 10_000
+    assert job.params.dims == (50, 75) and job.params.samples == 5_000
+
+
+def test_the_gaussian_line_of_the_figure_is_figure_1_lefts_curve(plan):
+    """No second job for the papers' SE: the Gaussian law's curve is the se_curve of Figure 1 left at that rho."""
+    curves = {c["law"]: c["path"] for c in plan.token_law_curves("quick")}
+    assert curves["gaussian"] in {c["path"] for c in plan.figure1_curves("quick")}
+    assert all("/token_laws/se/" in path for law, path in curves.items() if law != "gaussian")
 
 
 def test_a_jobs_work_is_its_replicates_times_one_beside_its_start_up(plan):
@@ -92,7 +99,7 @@ def test_figures_and_topics_follow_the_config(plan):
     assert "paper1_token_laws" not in bare.claim_topics("quick")
     assert bare.unmeasured_topics("quick")["paper2_token_laws"] == "no scales.quick.paper2.token_laws sizes"
     # the figure draws the largest d of each parametrisation
-    assert {(r["param"], r["d"]) for r in plan.token_law_figure_runs("quick")} == {("tied", 100), ("direct", 100)}
+    assert {(r["param"], r["d"]) for r in plan.token_law_figure_runs("quick")} == {("tied", 100), ("direct", 50)}
 
 
 def test_an_amp_table_round_trips_through_its_csv(tmp_path):

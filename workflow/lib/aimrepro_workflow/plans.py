@@ -1498,10 +1498,17 @@ class Plan:
             return []
         point, grid = hardmax[0], self.config["paper1"]["figure1"]["left"]["alpha"]
         n = self.config["scales"][scale]["se_points"]["hardmax"]
-        return [self._record({"path": self.job("token_law_se_curve", scale, {"n": f"scales.{scale}.se_points.hardmax"},
-                                               channel="hardmax", T=point["T"], rho=point["rho"], law=law,
-                                               spacing=grid["spacing"], lo=grid["lo"], hi=grid["hi"], n=n)},
-                             law=law) for law in point["laws"]]
+        keys = {"n": f"scales.{scale}.se_points.hardmax"}
+        curves = []
+        for law in point["laws"]:
+            if law == "gaussian":  # the papers' SE: Figure 1 left's curve when it has this rho
+                job = self.job("se_curve", scale, keys, channel="hardmax", T=point["T"], rho=point["rho"],
+                               axis="alpha", spacing=grid["spacing"], lo=grid["lo"], hi=grid["hi"], n=n)
+            else:
+                job = self.job("token_law_se_curve", scale, keys, channel="hardmax", T=point["T"], rho=point["rho"],
+                               law=law, spacing=grid["spacing"], lo=grid["lo"], hi=grid["hi"], n=n)
+            curves.append(self._record({"path": job}, law=law))
+        return curves
 
     def token_law_softmax_curve(self, scale: str) -> dict:
         """Figure 2 right's SE curve (one for every law: the softmax SE does not depend on it, §13)."""

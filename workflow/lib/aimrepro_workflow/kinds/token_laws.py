@@ -36,7 +36,7 @@ from aimrepro.paper2.sgd import NORMALISATIONS, ProblemSpec, SGDSettings
 
 from ..paths import (CHANNEL_TOKEN, DIMS_FIELD, INTEGER_FIELD, NUMBER, NUMBER_FIELD, PAPER2_LINK, SEED, STOP,
                      Field, ResultPath, choice)
-from ..prices import SIDECAR_BYTES, Work, csv_bytes
+from ..prices import SIDECAR_BYTES, TYPICAL, Work, csv_bytes
 from . import Job, Kind, Read, register
 from .paper1 import AMPJob, GDJob, _amp_work, _gd_work
 from .paper2 import FlowJob, SGDJob, _one_flow, _sgd_work
@@ -108,6 +108,8 @@ def _token_law_amp_work(job: Job) -> Work:
     """Per replicate: the dataset drawn in memory and one GAMP-RIE run (:func:`.paper1._amp_work`)."""
     amp: TokenLawAMPJob = job.params
     one = _amp_work(SimpleNamespace(params=AMPJob(amp.data, amp.channel, amp.max_iter)))
+    # the token-law points sit far from the thresholds: fewer iterations than a figure's grid
+    one.loop = min(amp.max_iter, TYPICAL[f"token_law_amp_iterations_{amp.channel}"])
     return _scaled(one, len(amp.replicates), "token_law_amp", fixed=_sampling(amp.data),
                    disk=csv_bytes(len(amp.replicates), 6))
 
