@@ -39,7 +39,7 @@ rule token_law_gd:
         **KINDS["token_law_gd"].path.constraints(),
     params:
         base_seed=config["seed"],
-        optimizer=config["paper1"]["figure2"]["right"]["gd"]["optimizer"],
+        optimizer=config["paper1"]["figure2"]["right"].get("gd", {}).get("optimizer", {}),
     threads: 1
     resources:
         **COSTS.resources("token_law_gd"),
