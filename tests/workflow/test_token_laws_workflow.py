@@ -55,7 +55,7 @@ def test_every_result_names_its_law_and_has_a_sidecar(token_laws_run):
         sidecar = json.loads(result.with_suffix(".json").read_text())
         found.setdefault(sidecar["rule"], []).append(result.name)
         law = sidecar["params"]["law"] if "law" in sidecar["params"] else sidecar["params"]["spec"]["tokens"]
-        assert law["name"] in result.name or result.name.startswith(law["name"]), result
+        assert law["name"] in str(result.relative_to(root)), result  # the law is in the path
     # per d and law: 2 x 3 hardmax, 2 x 3 softmax, 2 x 3 GD; the theory and curves of two laws; SGD 3 x 2
     assert {rule: len(names) for rule, names in found.items()} == {
         "token_law_amp": 12, "token_law_gd": 6, "token_law_theory": 2, "token_law_se_curve": 2, "token_law_sgd": 6}
