@@ -77,6 +77,7 @@ include: "workflow/rules/paper1_simulations.smk"
 include: "workflow/rules/paper2_dynamics.smk"
 include: "workflow/rules/paper2_moments.smk"
 include: "workflow/rules/paper2_untied.smk"
+include: "workflow/rules/token_laws.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 

@@ -99,7 +99,11 @@ def test_the_planned_jobs_are_the_plans_jobs_each_once(model, jobs, scale):
     assert counts["tokens_amp_run"] == len(tokens_runs)
     assert counts["fisher_table"] == len(plan.fisher_tables(scale)) > 0
     assert counts["tokens_se_curve"] == len(plan.tokens_curves(scale)) > 0
-    assert counts["figures"] == len(plan.figures()) == 14
+    assert counts["token_law_amp"] == len(plan.token_law_amp_runs(scale)) > 0
+    assert counts["token_law_gd"] == len(plan.token_law_gd_runs(scale)) > 0
+    assert counts["token_law_theory"] == len(plan.token_law_theories(scale)) > 0
+    assert counts["token_law_sgd"] == len(plan.token_law_sgd_runs(scale)) > 0
+    assert counts["figures"] == len(plan.figures()) == 16
     assert counts["claims"] == len(plan.claim_topics(scale)) + 1
 
 
@@ -116,8 +120,8 @@ def test_a_job_made_from_its_wildcards_costs_what_the_planned_job_costs(model, j
 
 
 def test_the_paper_scale_has_the_dry_runs_job_count(jobs):
-    # 11 756 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
-    assert len(jobs["paper"]) == 11_755
+    # 11 836 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
+    assert len(jobs["paper"]) == 11_835
 
 
 # --- one job --------------------------------------------------------------------------

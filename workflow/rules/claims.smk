@@ -166,6 +166,46 @@ localrules:
     claims,
 
 
+# Beyond both papers: tokens that are not Gaussian (docs/paper1.md §13, docs/paper2.md §10).
+
+
+rule claims_paper1_token_laws:
+    """Beyond paper 1: GAMP-RIE and GD on tokens that are not Gaussian against the Gaussian and the corrected SE."""
+    input:
+        unpack(needs_inputs("claims_paper1_token_laws")),
+        code=script_code("claims_paper1_token_laws.py"),
+    output:
+        **CLAIM_FRAGMENT.outputs(topic="paper1_token_laws"),
+    params:
+        **needs_params("claims_paper1_token_laws"),
+    log:
+        CLAIM_FRAGMENT.log(topic="paper1_token_laws"),
+    threads: 1
+    resources:
+        **COSTS.resources("claims_paper1_token_laws"),
+    script:
+        "../scripts/claims_paper1_token_laws.py"
+
+
+rule claims_paper2_token_laws:
+    """Beyond paper 2: SGD on tokens that are not Gaussian against the Gaussian flow and the law's flow."""
+    input:
+        unpack(needs_inputs("claims_paper2_token_laws")),
+        code=script_code("claims_paper2_token_laws.py"),
+    output:
+        **CLAIM_FRAGMENT.outputs(topic="paper2_token_laws"),
+    params:
+        **needs_params("claims_paper2_token_laws"),
+        threshold=P2.get("threshold"),
+    log:
+        CLAIM_FRAGMENT.log(topic="paper2_token_laws"),
+    threads: 1
+    resources:
+        **COSTS.resources("claims_paper2_token_laws"),
+    script:
+        "../scripts/claims_paper2_token_laws.py"
+
+
 rule claims:
     """Merge the claim fragments into one markdown table with the verdict of each claim."""
     input:

@@ -268,3 +268,43 @@ rule paper2_figS6:
         **COSTS.resources("paper2_figS6"),
     script:
         "../scripts/paper2_figS6.py"
+
+
+# Beyond both papers: tokens that are not Gaussian (docs/paper1.md §13, docs/paper2.md §10).
+
+
+rule paper1_token_laws:
+    """Beyond paper 1: the SE against GAMP-RIE and GD for tokens that are not Gaussian (docs/paper1.md §13)."""
+    input:
+        unpack(needs_inputs("paper1_token_laws")),
+        code=script_code("paper1_token_laws.py"),
+    output:
+        **figure_outputs("paper1_token_laws", "Paper 1", "Token laws"),
+    params:
+        **needs_params("paper1_token_laws"),
+    log:
+        figure_log("paper1_token_laws"),
+    threads: 1
+    resources:
+        **COSTS.resources("paper1_token_laws"),
+    script:
+        "../scripts/paper1_token_laws.py"
+
+
+rule paper2_token_laws:
+    """Beyond paper 2: weak recovery of SGD on tokens that are not Gaussian against both flows (docs/paper2.md §10)."""
+    input:
+        unpack(needs_inputs("paper2_token_laws")),
+        code=script_code("paper2_token_laws.py"),
+    output:
+        **figure_outputs("paper2_token_laws", "Paper 2", "Token laws"),
+    params:
+        **needs_params("paper2_token_laws"),
+        threshold=P2.get("threshold"),
+    log:
+        figure_log("paper2_token_laws"),
+    threads: 1
+    resources:
+        **COSTS.resources("paper2_token_laws"),
+    script:
+        "../scripts/paper2_token_laws.py"

@@ -21,22 +21,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from aimrepro.model import TokenLaw
+from aimrepro.numerics.seeds import check_seeds
 from aimrepro.paper1 import amp, gd
 from aimrepro.paper1.data import DatasetSpec, sample_dataset
 
-__all__ = ["AMP_COLUMNS", "GD_COLUMNS", "amp_replicates", "gd_replicates", "paired_differences"]
+__all__ = ["AMP_COLUMNS", "GD_COLUMNS", "amp_replicates", "amp_table_from_columns", "amp_table_to_columns",
+           "gd_replicates", "paired_differences"]
 
 #: Columns of :func:`amp_replicates` (``status`` is a string column).
 AMP_COLUMNS = ("replicate", "error", "C_hat", "iterations", "converged", "status")
 #: Columns of :func:`gd_replicates`.
 GD_COLUMNS = ("replicate", "averaged_error", "single_error", "n_diverged")
-
-
-def _check_replicates(replicates: Sequence[int]) -> list[int]:
-    replicates = [int(r) for r in replicates]
-    if not replicates or len(set(replicates)) != len(replicates) or min(replicates) < 0:
-        raise ValueError(f"replicates must be distinct integers >= 0, at least one, got {replicates}")
-    return replicates
 
 
 def amp_replicates(channel: str, *, T: int, rho: float, alpha: float, d: int, law: TokenLaw,
@@ -57,7 +52,7 @@ def amp_replicates(channel: str, *, T: int, rho: float, alpha: float, d: int, la
     dict of arrays, columns :data:`AMP_COLUMNS`: the final error ‖Ŝ − S‖²_F/d, AMP's own
     predicted error Ĉ, iterations, converged and status (``amp.STATUSES``).
     """
-    replicates = _check_replicates(replicates)
+    replicates = check_seeds(replicates, "replicates")
     rows = []
     for replicate in replicates:
         spec = DatasetSpec(link=amp.CHANNEL_LINK[channel], T=T, rho=rho, d=d, alpha=alpha, replicate=replicate,
@@ -66,6 +61,20 @@ def amp_replicates(channel: str, *, T: int, rho: float, alpha: float, d: int, la
                                     **stopping_fields).result
         rows.append((replicate, result.error, result.C_hat, result.iterations, result.converged, result.status))
     return {name: np.array([row[i] for row in rows]) for i, name in enumerate(AMP_COLUMNS)}
+
+
+def amp_table_to_columns(table) -> dict[str, np.ndarray]:
+    """An :func:`amp_replicates` table as numeric columns (``records.tables.write_table``): the status
+    as its index in ``amp.STATUSES``."""
+    status = [amp.STATUSES.index(str(s)) for s in table["status"]]
+    return {**{name: np.asarray(table[name]) for name in AMP_COLUMNS if name != "status"},
+            "status": np.array(status, dtype=np.int64)}
+
+
+def amp_table_from_columns(columns) -> dict[str, np.ndarray]:
+    """Inverse of :func:`amp_table_to_columns` (as ``records.tables.read_table`` reads it back)."""
+    statuses = np.array([amp.STATUSES[int(i)] for i in columns["status"]])
+    return {name: (statuses if name == "status" else np.asarray(columns[name])) for name in AMP_COLUMNS}
 
 
 def gd_replicates(*, T: int, rho: float, alpha: float, d: int, law: TokenLaw, replicates: Sequence[int],
@@ -78,7 +87,7 @@ def gd_replicates(*, T: int, rho: float, alpha: float, d: int, law: TokenLaw, re
     Columns :data:`GD_COLUMNS`: the error of the mean of the finished
     students, the mean error of one student, and the diverged count.
     """
-    replicates = _check_replicates(replicates)
+    replicates = check_seeds(replicates, "replicates")
     rows = []
     for replicate in replicates:
         spec = DatasetSpec(link="softmax", T=T, rho=rho, d=d, alpha=alpha, replicate=replicate, n_test=n_test,

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from aimrepro.numerics.seeds import check_seeds
 from aimrepro.paper2.finite_d_drift import solve_finite_d_flow, tied_drift
 from aimrepro.paper2.flows import reference_flow
 from aimrepro.paper2.initial_velocity import (slaved_initial_velocity, tied_initial_velocity,
@@ -68,13 +69,6 @@ __all__ = [
 FLOWS = ("tied", "direct", "exact")
 #: Links with a polynomial loss, for which the exact finite-d drift is computed.
 POLYNOMIAL_LINKS = ("h1", "h2", "h3", "linear")
-
-
-def _check_seeds(seeds: Sequence[int]) -> list[int]:
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
-        raise ValueError(f"seeds must be distinct integers >= 0, at least one, got {seeds}")
-    return seeds
 
 
 def flow_ensemble_table(spec: ProblemSpec, seeds: Sequence[int], times, *, flow: str,
@@ -118,7 +112,7 @@ def flow_ensemble_table(spec: ProblemSpec, seeds: Sequence[int], times, *, flow:
         raise ValueError("the exact finite-d flow is for one token, a polynomial link "
                          f"{POLYNOMIAL_LINKS} and no weight decay, got link {spec.link!r}, "
                          f"T = {spec.T}, weight_decay = {weight_decay}")
-    seeds = _check_seeds(seeds)
+    seeds = check_seeds(seeds)
     start = time.process_time()
     parts, nfev, blowups = [], {}, 0
     for seed in seeds:
@@ -165,7 +159,7 @@ def tied_velocity_table(spec: ProblemSpec, seeds: Sequence[int]) -> tuple[
     """
     if spec.param != "tied":
         raise ValueError(f"the tied identity needs spec.param = 'tied', got {spec.param!r}")
-    seeds = _check_seeds(seeds)
+    seeds = check_seeds(seeds)
     start = time.process_time()
     potential = Potential(spec.loss(), spec.T)
     polynomial = spec.T == 1 and spec.link in POLYNOMIAL_LINKS
@@ -204,7 +198,7 @@ def untied_velocity_table(spec: ProblemSpec, seeds: Sequence[int]) -> tuple[
     """
     if spec.param != "untied":
         raise ValueError(f"[P eq. 42] is untied: spec.param must be 'untied', got {spec.param!r}")
-    seeds = _check_seeds(seeds)
+    seeds = check_seeds(seeds)
     start = time.process_time()
     potential = Potential(spec.loss(), spec.T)
     rows = {name: [] for name in ("d", "seed", "m0", "m_star", "eq42_1", "eq42_2", "slaved_1",
@@ -266,7 +260,7 @@ def radius_table(spec: ProblemSpec, seeds: Sequence[int], *, weight_decay: float
     if spec.link not in ("linear", "h1") or spec.T != 1 or spec.param != "tied":
         raise ValueError("the radius is that of the tied linear case (link 'linear' or 'h1', "
                          f"T = 1), got {spec.param!r}, {spec.link!r}, T = {spec.T}")
-    seeds = _check_seeds(seeds)
+    seeds = check_seeds(seeds)
     start = time.process_time()
     rows = {name: [] for name in ("seed", "radius", "singularity_re", "singularity_im",
                                   "no_teacher_radius", "converged")}
@@ -379,7 +373,7 @@ def untied_decay_table(spec: ProblemSpec, seeds: Sequence[int], times, *, window
         raise ValueError(f"times must start at 0 and hold window_start = {window_start:g} with at "
                          "least two records after it")
     i0 = int(starts[0])
-    seeds = _check_seeds(seeds)
+    seeds = check_seeds(seeds)
     start = time.process_time()
     potential = Potential(spec.loss(), spec.T)
     names = ("seed", "t_ode", "excess", "predicted", "symmetric_overlap", "m_flow", "c_min_start",

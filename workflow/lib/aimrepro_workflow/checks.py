@@ -59,7 +59,7 @@ def validated(config: dict[str, Any], schema: Mapping[str, Any], *, scales=None,
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
     for check in (_scale, _se_width_ratios, _amp_plan, _paper2_families, _stop_overlaps, _figure_s6,
-                  _untied_strong_recovery, _hardmax_tokens, _trends):
+                  _untied_strong_recovery, _hardmax_tokens, _trends, _token_laws):
         problem = check(config)
         if problem:
             raise ConfigError(f"invalid config: {problem}")
@@ -212,6 +212,39 @@ def _trends(config) -> str | None:
                 if isinstance(counts, list) and len(counts) != len(size["dims"]):
                     return (f"{key}.{field} = {counts}; allowed: one count, or one per d "
                             f"({len(size['dims'])} for dims {size['dims']})")
+    return None
+
+
+def _token_laws(config) -> str | None:
+    """The token-law study (paper1.token_laws): distinct point names, sizes only of those points, and the
+    Gaussian law among every point's laws (the reference of the paired differences)."""
+    science = config["paper1"].get("token_laws")
+    if not science:
+        return None
+    names = [spec["name"] for spec in science["amp"]]
+    if len(set(names)) != len(names):
+        return f"paper1.token_laws.amp names {names}; allowed: distinct names"
+    for i, spec in enumerate(science["amp"]):
+        if "gaussian" not in spec.get("laws", science["laws"]):
+            where = f"paper1.token_laws.amp[{i}].laws" if "laws" in spec else "paper1.token_laws.laws"
+            return f"{where} = {spec.get('laws', science['laws'])}; allowed: a list with gaussian (the reference)"
+    if science.get("gd") and "gaussian" not in science["gd"].get("laws", science["laws"]):
+        return (f"paper1.token_laws.gd.laws = {science['gd']['laws']}; allowed: a list with gaussian "
+                f"(the reference)")
+    if science.get("gd") and not config["paper1"]["figure2"]["right"].get("gd"):
+        return "paper1.token_laws.gd needs paper1.figure2.right.gd (its beta and optimizer)"
+    for scale in configured_scales(config):
+        sizes = config["scales"][scale].get("token_laws") or {}
+        for name, size in (sizes.get("amp") or {}).items():
+            if name not in names:
+                return f"scales.{scale}.token_laws.amp.{name}; allowed: a name of paper1.token_laws.amp {names}"
+        keyed = [(f"scales.{scale}.token_laws.amp.{name}", size) for name, size in (sizes.get("amp") or {}).items()]
+        keyed += [(f"scales.{scale}.token_laws.gd", sizes["gd"])] if sizes.get("gd") else []
+        for key, size in keyed:
+            counts = size["seeds"]
+            if isinstance(counts, list) and len(counts) != len(size["dims"]):
+                return (f"{key}.seeds = {counts}; allowed: one count, or one per d "
+                        f"({len(size['dims'])} for dims {size['dims']})")
     return None
 
 

@@ -200,6 +200,9 @@ class Plan:
         for planner in (self.figureS2_gen_curves, self.fisher_tables, self.tokens_curves,
                         self.tokens_amp_runs):
             fam.append(jobs_of(self._records(planner(scale)), "path"))
+        for planner in (self.token_law_amp_runs, self.token_law_gd_runs, self.token_law_theories,
+                        self.token_law_curves, self.token_law_sgd_runs):
+            fam.append(jobs_of(self._records(planner(scale)), "path"))
         families = self.paper2_families()
         if "dynamics" in families:
             for planner in (self.figure2_runs, self.figureS3_runs, self.figureS3_follow_runs):
@@ -314,6 +317,20 @@ class Plan:
         if tokens and p1.get("hardmax_tokens", {}).get("amp"):
             add("tokens_amp", 2 * len(tokens["dims"]) * tokens["seeds"], f"{s}.hardmax_tokens.amp.seeds",
                 "tokens_amp_run")
+        # the token-law study: replicates listed in one job's table
+        laws = p1.get("token_laws")
+        for name, size in (preset.get("token_laws") or {}).get("amp", {}).items() if laws else ():
+            point = next((spec for spec in laws["amp"] if spec["name"] == name), {})
+            add(f"token_laws_{name}", len(point.get("laws", laws["laws"])) * sum(n for _, n in seeds_per_dim(size)),
+                f"{s}.token_laws.amp.{name}.seeds", "token_law_amp")
+        if laws and laws.get("gd") and (preset.get("token_laws") or {}).get("gd"):
+            add("token_laws_gd", len(laws["gd"].get("laws", laws["laws"]))
+                * sum(n for _, n in seeds_per_dim(preset["token_laws"]["gd"])), f"{s}.token_laws.gd.seeds",
+                "token_law_gd")
+        p2_laws, p2_sizes = self.config.get("paper2", {}).get("token_laws"), preset.get("paper2", {}).get("token_laws")
+        if p2_laws and p2_sizes:
+            add("token_laws_sgd", len(p2_laws["laws"]) * sum(map(len, p2_sizes["dims"].values())) * p2_sizes["seeds"],
+                f"{s}.paper2.token_laws.seeds", "token_law_sgd")
         p2, sizes = self.config.get("paper2", {}), preset.get("paper2", {})
         families = self.paper2_families()
         k = f"{s}.paper2"
@@ -384,6 +401,10 @@ class Plan:
             names.append("paper1_figS2")
         for family in self.paper2_families():
             names += PAPER2_FAMILIES[family][1]
+        if self.token_laws_planned():
+            names.append("paper1_token_laws")
+        if self.config.get("paper2", {}).get("token_laws"):
+            names.append("paper2_token_laws")
         return names
 
     def claim_topics(self, scale: str) -> list[str]:
@@ -397,6 +418,10 @@ class Plan:
         if self.tokens_amp_runs(scale):
             topics.append("paper1_hardmax_tokens_amp")
         topics += [PAPER2_FAMILIES[family][2] for family in self.paper2_families()]
+        if self.token_law_amp_runs(scale) or self.token_law_gd_runs(scale):
+            topics.append("paper1_token_laws")
+        if self.token_law_sgd_runs(scale):
+            topics.append("paper2_token_laws")
         return topics
 
     def unmeasured_topics(self, scale: str) -> dict[str, str]:
@@ -416,6 +441,13 @@ class Plan:
         for family, (needed, _, topic) in PAPER2_FAMILIES.items():
             if family not in self.paper2_families():
                 reasons[topic] = f"no paper2.{', '.join(needed)} in the config"
+        if not (self.token_law_amp_runs(scale) or self.token_law_gd_runs(scale)):
+            reasons["paper1_token_laws"] = (f"no scales.{scale}.token_laws sizes" if self.token_laws_planned()
+                                            else "no paper1.token_laws in the config")
+        if not self.token_law_sgd_runs(scale):
+            reasons["paper2_token_laws"] = (f"no scales.{scale}.paper2.token_laws sizes"
+                                            if self.config.get("paper2", {}).get("token_laws")
+                                            else "no paper2.token_laws in the config")
         return reasons
 
     def claim_fragments(self, scale: str) -> list[str]:
@@ -1391,6 +1423,162 @@ class Plan:
     def fast_states_path(self, scale: str) -> str:
         return self.fast_states(scale)["path"]
 
+    # --- beyond both papers: tokens that are not Gaussian (docs/paper1.md §13, docs/paper2.md §10) ---
+
+    def token_laws_planned(self) -> bool:
+        """paper1.token_laws is configured (its figure and theory exist at every scale)."""
+        return "token_laws" in self.config["paper1"]
+
+    def token_law_sizes(self, scale: str) -> dict:
+        """scales.<scale>.token_laws ({amp: {name: {dims, seeds}}, gd: {dims, seeds, inits}, theory_samples}), or {}."""
+        return self.config["scales"][scale].get("token_laws") or {}
+
+    @_memo
+    def token_law_amp_runs(self, scale: str) -> list[dict]:
+        """GAMP-RIE of every token-law point, law and d at this scale: one record per (point, law, d)."""
+        if not self.token_laws_planned():
+            return []
+        science = self.config["paper1"]["token_laws"]
+        sizes = self.token_law_sizes(scale).get("amp") or {}
+        runs = []
+        for i, spec in enumerate(science["amp"]):
+            size, name = sizes.get(spec["name"]), spec["name"]
+            beta = float(spec["beta"]) if spec.get("beta") is not None else None
+            channel = paths.dataset_link(spec["channel"], beta)
+            for j, (d, n) in enumerate(seeds_per_dim(size)):
+                keys = {"T": f"paper1.token_laws.amp[{i}].T", "rho": f"paper1.token_laws.amp[{i}].rho",
+                        "alpha": f"paper1.token_laws.amp[{i}].alpha",
+                        "d": f"scales.{scale}.token_laws.amp.{name}.dims[{j}]",
+                        "n": f"scales.{scale}.token_laws.amp.{name}.seeds"}
+                for law in spec.get("laws", science["laws"]):
+                    job = self.job("token_law_amp", scale, keys, channel=channel, T=spec["T"], rho=spec["rho"],
+                                   d=d, alpha=spec["alpha"], law=law, n=n)
+                    runs.append(self._record({"path": job}, point=name, law=law, d=int(d), seeds=int(n)))
+        return runs
+
+    def token_law_points(self, scale: str) -> list[dict]:
+        """The token-law trend points (paper1.token_laws.amp) with their laws and the dims of this scale."""
+        if not self.token_laws_planned():
+            return []
+        science = self.config["paper1"]["token_laws"]
+        sizes = self.token_law_sizes(scale).get("amp") or {}
+        return [{"name": spec["name"], "channel": spec["channel"], "T": int(spec["T"]), "rho": _rounded(spec["rho"]),
+                 "alpha": _rounded(spec["alpha"]),
+                 "beta": float(spec["beta"]) if spec.get("beta") is not None else None,
+                 "laws": list(spec.get("laws", science["laws"])),
+                 "dims": [d for d, _ in seeds_per_dim(sizes.get(spec["name"]))]} for spec in science["amp"]]
+
+    @_memo
+    def token_law_theories(self, scale: str) -> list[dict]:
+        """The finite-d theory of every hardmax point and law other than Gaussian, over the point's dims."""
+        if not self.token_laws_planned():
+            return []
+        science = self.config["paper1"]["token_laws"]
+        samples = self.token_law_sizes(scale).get("theory_samples")
+        tables = []
+        for i, point in enumerate(self.token_law_points(scale)):
+            if point["channel"] != "hardmax" or not point["dims"] or not samples:
+                continue
+            for law in point["laws"]:
+                if law == "gaussian":
+                    continue
+                job = self.job("token_law_theory", scale,
+                               {"samples": f"scales.{scale}.token_laws.theory_samples",
+                                "dims": f"scales.{scale}.token_laws.amp.{point['name']}.dims"},
+                               channel="hardmax", T=point["T"], rho=point["rho"], alpha=point["alpha"], law=law,
+                               dims=point["dims"], samples=samples, seed=science["theory"]["seed"])
+                tables.append(self._record({"path": job}, point=point["name"], law=law))
+        return tables
+
+    @_memo
+    def token_law_curves(self, scale: str) -> list[dict]:
+        """The SE of each law of the first hardmax point along Figure 1 left's alpha grid (the figure's lines)."""
+        hardmax = [p for p in self.token_law_points(scale) if p["channel"] == "hardmax"]
+        if not hardmax:
+            return []
+        point, grid = hardmax[0], self.config["paper1"]["figure1"]["left"]["alpha"]
+        n = self.config["scales"][scale]["se_points"]["hardmax"]
+        keys = {"n": f"scales.{scale}.se_points.hardmax"}
+        curves = []
+        for law in point["laws"]:
+            if law == "gaussian":  # the papers' SE: Figure 1 left's curve when it has this rho
+                job = self.job("se_curve", scale, keys, channel="hardmax", T=point["T"], rho=point["rho"],
+                               axis="alpha", spacing=grid["spacing"], lo=grid["lo"], hi=grid["hi"], n=n)
+            else:
+                job = self.job("token_law_se_curve", scale, keys, channel="hardmax", T=point["T"], rho=point["rho"],
+                               law=law, spacing=grid["spacing"], lo=grid["lo"], hi=grid["hi"], n=n)
+            curves.append(self._record({"path": job}, law=law))
+        return curves
+
+    def token_law_softmax_curve(self, scale: str) -> dict:
+        """Figure 2 right's SE curve (one for every law: the softmax SE does not depend on it, §13)."""
+        return [c for c in self.figure2_curves(scale) if c["panel"] == "right"][0]
+
+    @_memo
+    def token_law_gd_runs(self, scale: str) -> list[dict]:
+        """Averaged GD of paper1.token_laws.gd per law and d (Figure 2 right's rho, beta, optimizer), or []."""
+        spec = (self.config["paper1"].get("token_laws") or {}).get("gd")
+        size = self.token_law_sizes(scale).get("gd")
+        right = self.config["paper1"]["figure2"]["right"]
+        if not spec or not size or not right.get("gd"):
+            return []
+        alpha = _rounded(spec["alphaT"] / n_softmax_measurements(spec["T"]))
+        link = paths.dataset_link("softmax", float(right["gd"]["beta"]))
+        runs = []
+        for i, (d, n) in enumerate(seeds_per_dim(size)):
+            keys = {"T": "paper1.token_laws.gd.T", "rho": "paper1.figure2.right.rho",
+                    "alpha": "paper1.token_laws.gd.alphaT", "d": f"scales.{scale}.token_laws.gd.dims[{i}]",
+                    "n": f"scales.{scale}.token_laws.gd.seeds", "inits": f"scales.{scale}.token_laws.gd.inits"}
+            for law in spec.get("laws", self.config["paper1"]["token_laws"]["laws"]):
+                job = self.job("token_law_gd", scale, keys, link=link, T=spec["T"], rho=right["rho"], d=d,
+                               inits=size["inits"], alpha=alpha, law=law, n=n)
+                runs.append(self._record({"path": job}, law=law, d=int(d), seeds=int(n)))
+        return runs
+
+    def token_law_gd_point(self, scale: str) -> dict | None:
+        """The GD point of the token-law claims and figure, or None (not configured or no sizes here)."""
+        runs = self.token_law_gd_runs(scale)
+        if not runs:
+            return None
+        spec, size = self.config["paper1"]["token_laws"]["gd"], self.token_law_sizes(scale)["gd"]
+        right = self.config["paper1"]["figure2"]["right"]
+        alpha = _rounded(spec["alphaT"] / n_softmax_measurements(spec["T"]))
+        return {"T": int(spec["T"]), "rho": _rounded(right["rho"]), "alpha": alpha,
+                "alphaT": alpha * n_softmax_measurements(spec["T"]), "beta": float(right["gd"]["beta"]),
+                "inits": int(size["inits"]), "laws": list(dict.fromkeys(r["law"] for r in runs)),
+                "dims": list(dict.fromkeys(r["d"] for r in runs))}
+
+    @_memo
+    def token_law_sgd_runs(self, scale: str) -> list[dict]:
+        """Paper 2's token-law runs (paper2.token_laws) per parametrisation, law and d: SGD and both flows."""
+        science = self.config.get("paper2", {}).get("token_laws")
+        sizes = self.config["scales"][scale].get("paper2", {}).get("token_laws")
+        if not science or not sizes:
+            return []
+        runs = []
+        for param in ("tied", "direct"):
+            for i, d in enumerate(sizes["dims"].get(param, [])):
+                lr = self.lr_rule(science["eta"], sizes["batch"], d)
+                keys = self._p2_keys(scale, "token_laws", ("records", "n", ("B", "batch"), ("d", f"dims.{param}[{i}]")),
+                                     ("T", "rho", ("lr", "eta"), ("horizon", f"horizon.{param}")),
+                                     n=f"scales.{scale}.paper2.token_laws.seeds")
+                for law in science["laws"]:
+                    job = self.job("token_law_sgd", scale, keys, param=param, link=science["link"], T=science["T"],
+                                   rho=science["rho"], normalisation=science["normalisation"], d=d, law=law, lr=lr,
+                                   B=sizes["batch"], horizon=science["horizon"][param], records=sizes["records"],
+                                   stop=science.get("stop_overlap"), seed=self._seed(0), n=sizes["seeds"])
+                    runs.append(self._record({"path": job}, param=param, link=science["link"], law=law, d=int(d)))
+        return runs
+
+    def token_law_figure_runs(self, scale: str) -> list[dict]:
+        """The paper-2 token-law runs the figure draws: each parametrisation's largest d."""
+        runs = self.token_law_sgd_runs(scale)
+        largest = {}
+        for run in runs:
+            largest[run["param"]] = max(largest.get(run["param"], 0), run["d"])
+        return [run for run in runs if run["d"] == largest[run["param"]]]
+
+
     # --- what each figure and claims topic reads ------------------------------------
 
     def needs(self, name: str, scale: str) -> Needs:
@@ -1531,6 +1719,22 @@ _NEEDS: dict[str, tuple[tuple[str, ...], Callable[[Plan, str], Needs]]] = {
              "figureS4_limits": plan.figureS4_limit_runs(s), "figureS5": plan.figureS5_runs(s),
              "velocity": plan.untied_velocity_tables(s), "plateau": plan.figure3_plateau_runs(s),
              "truncations": plan.untied_truncation_tables(s), "decay": plan.untied_decay_tables(s)})),
+    # beyond both papers: tokens that are not Gaussian
+    "paper1_token_laws": (("points", "runs", "curves", "softmax_curve", "gd_point", "gd_runs"), lambda plan, s: Needs(
+        {"runs": column(plan.token_law_amp_runs(s)), "curves": column(plan.token_law_curves(s)),
+         "softmax_curve": plan.token_law_softmax_curve(s)["path"], "gd_runs": column(plan.token_law_gd_runs(s))},
+        {"points": plan.token_law_points(s), "runs": plan.token_law_amp_runs(s), "curves": plan.token_law_curves(s),
+         "softmax_curve": plan.token_law_softmax_curve(s), "gd_point": plan.token_law_gd_point(s),
+         "gd_runs": plan.token_law_gd_runs(s)})),
+    "paper2_token_laws": (("runs",), lambda plan, s: Needs(
+        {"runs": column(plan.token_law_figure_runs(s))}, {"runs": plan.token_law_figure_runs(s)})),
+    "claims_paper1_token_laws": (("points", "runs", "theory", "gd_point", "gd_runs"), lambda plan, s: Needs(
+        {"runs": column(plan.token_law_amp_runs(s)), "theory": column(plan.token_law_theories(s)),
+         "gd_runs": column(plan.token_law_gd_runs(s))},
+        {"points": plan.token_law_points(s), "runs": plan.token_law_amp_runs(s), "theory": plan.token_law_theories(s),
+         "gd_point": plan.token_law_gd_point(s), "gd_runs": plan.token_law_gd_runs(s)})),
+    "claims_paper2_token_laws": (("runs",), lambda plan, s: Needs(
+        {"runs": column(plan.token_law_sgd_runs(s))}, {"runs": plan.token_law_sgd_runs(s)})),
     "claims": (("not_measured",), lambda plan, s: Needs({"fragments": plan.claim_fragments(s)},
                                                         {"not_measured": plan.unmeasured_topics(s)})),
 }

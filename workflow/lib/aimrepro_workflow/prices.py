@@ -104,6 +104,9 @@ PRICES: dict[str, float] = {
     "untied_truncation_order": 0.07846,  # one truncation order of a replicate, beside its limit flow
     "tokens_gout_proposal": 6.4e-7,  # one importance-sampling proposal of the sampled g_out, per sample
     "instability_time": 0.02539,  # the instability time of one untied flow (paper 2, Figure S5)
+    # the token-law theory (beyond both papers): one draw of the finite-d SE's known part and its
+    # information, per (sample, d + 40) and solve (findings: 1.5-4 s per law and d at 2e4 draws)
+    "finite_d_draw": 8.0e-7,
     # a claims topic's own work beyond the start-up (claims_topic), per topic
     "claims_paper1_amp": 0.7, "claims_paper1_gd": 0.194, "claims_paper1_hardmax_tokens": 10.56,
     "claims_paper1_theory": 2.404, "claims_paper2_dynamics": 0.938, "claims_paper2_moments": 0,
@@ -125,6 +128,9 @@ STARTUP: dict[str, float] = {
     "flow_ensemble": 0.4157, "tied_velocity": 0, "untied_velocity": 0, "truncation_radius": 0,
     "untied_truncation": 0, "untied_decay": 0.58,
     "figure": 1.179, "claims_topic": 0.382, "claims": 0.132,
+    # the token-law study (beyond both papers), set by hand until gather_job_costs.py refits them
+    "token_law_amp": 0.3, "token_law_gd": 0.3, "token_law_theory": 0.5, "token_law_se_curve": 0.3,
+    "token_law_sgd": 0.5,
 }
 
 #: Expected loop lengths where the data decide them, from the quick-scale jobs
@@ -149,6 +155,9 @@ TYPICAL: dict[str, float] = {
     # of tau: the stiff fast direction (rate ~ d) sets the steps (d = 50, 100 at tau = 6: 5.2, 4.7)
     "untied_decay_rhs_per_d_tau": 5.0,
     "moment_rhs_per_order": 60.0,
+    # GAMP-RIE iterations of the token-law points (quick jobs: hardmax alpha = 0.6 converges in ~50,
+    # softmax alpha_T = 0.3 in ~100; runs that jitter stop at ~200)
+    "token_law_amp_iterations_hardmax": 55.0, "token_law_amp_iterations_softmax": 115.0,
     # flow ensembles, right-hand sides per replicate: a + b × horizon
     "ensemble_rhs_tied": 160.0, "ensemble_rhs_per_time_tied": 48.0,
     "ensemble_rhs_direct": 850.0, "ensemble_rhs_per_time_direct": 0.0,

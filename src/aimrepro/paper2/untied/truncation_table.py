@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from aimrepro.numerics.seeds import check_seeds
 from aimrepro.paper2.population import Potential
 from aimrepro.paper2.sgd import ProblemSpec, initial_problem
 from aimrepro.paper2.untied.slow import solve_slow_flow, untied_state
@@ -64,9 +65,7 @@ def truncation_error_table(spec: ProblemSpec, seeds: Sequence[int], times, *,
     times = np.asarray(times, dtype=float)
     if times.ndim != 1 or times.size < 2 or times[0] != 0 or not np.all(np.diff(times) > 0):
         raise ValueError("times must be an increasing 1-D array starting at 0")
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
-        raise ValueError(f"seeds must be distinct integers >= 0, at least one, got {seeds}")
+    seeds = check_seeds(seeds)
     start = time.process_time()
     potential = Potential(spec.loss(), spec.T)
     bases = {M: UntiedWordBasis(M) for M in range(2, max_order + 1)}

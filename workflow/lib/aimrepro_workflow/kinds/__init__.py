@@ -221,4 +221,4 @@ def register(kind: Kind) -> Kind:
 
 
 # The declarations register themselves.
-from . import paper1, paper2, outputs  # noqa: E402,F401
+from . import paper1, paper2, token_laws, outputs  # noqa: E402,F401

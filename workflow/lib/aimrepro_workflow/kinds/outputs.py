@@ -18,10 +18,14 @@ from . import Job, Kind, register
 FIGURES = ("paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2",
            "paper2_fig1", "paper2_fig2", "paper2_fig3", "paper2_fig4",
            "paper2_figS1", "paper2_figS2", "paper2_figS3", "paper2_figS4", "paper2_figS5",
-           "paper2_figS6")
+           "paper2_figS6",
+           # beyond both papers: tokens that are not Gaussian
+           "paper1_token_laws", "paper2_token_laws")
 #: Every claims topic: module aimrepro.claims.<topic>, rule claims_<topic>.
 TOPICS = ("paper1_theory", "paper1_amp", "paper1_gd", "paper1_hardmax_tokens",
-          "paper1_hardmax_tokens_amp", "paper2_dynamics", "paper2_moments", "paper2_untied")
+          "paper1_hardmax_tokens_amp", "paper2_dynamics", "paper2_moments", "paper2_untied",
+          # beyond both papers: tokens that are not Gaussian
+          "paper1_token_laws", "paper2_token_laws")
 
 #: One topic's claim rows, merged into results/{scale}/claims.md.
 CLAIM_FRAGMENT = ResultPath("claims", "{topic}", ".tsv", {"topic": choice(TOPICS)})
