@@ -94,6 +94,26 @@ def test_a_noisy_trend_is_informational_and_missing_sizes_are_said():
         paper1_token_laws_claims([SOFTMAX], [])
 
 
+def test_two_sizes_leave_the_trend_untested_whatever_its_extrapolation_says():
+    two = dict(SOFTMAX, dims=[50, 100])
+    rows = by_id(paper1_token_laws_claims([two], [tables_for(two, {})]))
+    assert {r.verdict for r in rows.values()} == {"informational"}
+    assert all("no degree of freedom" in r.note for r in rows.values())
+    runs = {}
+    for d in (50, 100):
+        runs[("tied", "h2", "gaussian", d)] = [summary(s, 0.5, 0.6, 0.6) for s in range(3)]
+        # the law's flow off by 0.05 at d = 50 and 0.08 at d = 100: e∞ + b/d extrapolates to -0.11
+        runs[("tied", "h2", "sparse_p0.5", d)] = [summary(s, 0.25 - (0.02 + 3 / d) + 0.001 * s, 0.6, 0.25)
+                                                  for s in range(3)]
+    law_row = by_id(paper2_token_laws_claims(runs, threshold=0.3))["p2-tokens-tied-h2-sparse_p0.5-law-flow"]
+    assert law_row.verdict == "informational" and "no degree of freedom" in law_row.note
+    runs.update({("tied", "h2", "sparse_p0.5", 200): [summary(s, 0.25 - (0.02 + 3 / 200) + 0.001 * s, 0.6, 0.25)
+                                                      for s in range(3)],
+                 ("tied", "h2", "gaussian", 200): [summary(s, 0.5, 0.6, 0.6) for s in range(3)]})
+    assert by_id(paper2_token_laws_claims(runs, threshold=0.3))[
+        "p2-tokens-tied-h2-sparse_p0.5-law-flow"].verdict != "informational"
+
+
 def test_gd_rows():
     point = dict(T=4, rho=0.5, alpha=0.153 / 18, alphaT=0.153, beta=1.0, inits=32, laws=LAWS, dims=[50, 75, 100])
     rng = np.random.default_rng(3)

@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, PASS, ClaimRow, claim_row
-from aimrepro.claims.trends import NOT_DECISIVE, FiniteSizeTrend, fit_finite_size, mean_and_sem
+from aimrepro.claims.trends import NOT_DECISIVE, UNTESTED_FORM, FiniteSizeTrend, fit_finite_size, mean_and_sem
 from aimrepro.model import TokenLaw
 from aimrepro.paper1.amp import USABLE_STATUSES
 from aimrepro.paper1.channels import make_channel
@@ -102,6 +102,8 @@ def _judged(trend: FiniteSizeTrend | None, tolerance: float, breakdowns: Mapping
         return INFORMATIONAL, "fewer than two sizes with >= 2 paired runs: not measured at this scale"
     if decidable is not None:
         return INFORMATIONAL, decidable
+    if trend.dof < 1:
+        return INFORMATIONAL, UNTESTED_FORM
     if not trend.decisive(tolerance):
         return INFORMATIONAL, f"{NOT_DECISIVE} (s.e.(e∞) = {trend.limit_se:.2g}, tolerance {tolerance:.3g})"
     if trend.consistent and trend.within(tolerance):

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, ClaimRow, claim_row
-from aimrepro.claims.trends import fit_finite_size, judge_trend, mean_and_sem
+from aimrepro.claims.trends import UNTESTED_FORM, fit_finite_size, judge_trend, mean_and_sem
 from aimrepro.model import TokenLaw
 
 __all__ = ["FLOW_TWR_REL_TOL", "paper2_token_laws_claims"]
@@ -153,10 +153,14 @@ def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Map
         trend = fit_finite_size(list(usable), [float(v.mean()) for v in usable.values()],
                                 [float(v.std(ddof=1) / math.sqrt(v.size)) for v in usable.values()],
                                 [v.size for v in usable.values()])
+        note = (f"T_wr(SGD) − T_wr(flow) per replicate ({unit}), mean ± error of the mean: {trend.per_d_text()}; "
+                f"{trend.fit_text()}; {counts}; flow T_wr {times}")
+        if trend.dof < 1:
+            rows.append(row(measured=trend.limit, tolerance=tolerance_text, verdict=INFORMATIONAL,
+                            note=f"{note}; {UNTESTED_FORM}"))
+            continue
         rows.append(row(measured=trend.limit, tolerance=tolerance_text, **judge_trend(
-            trend, scale, trend.consistent and trend.within(scale),
-            f"T_wr(SGD) − T_wr(flow) per replicate ({unit}), mean ± error of the mean: {trend.per_d_text()}; "
-            f"{trend.fit_text()}; {counts}; flow T_wr {times}")))
+            trend, scale, trend.consistent and trend.within(scale), note)))
     return rows
 
 

@@ -202,6 +202,12 @@ def fit_trend(d: Sequence[int], mean: Sequence[float], sem: Sequence[float],
     return second if second.consistent else first
 
 
+#: The note of a trend row fitted on two sizes: e∞ + b/d then passes through both points, so
+#: nothing tests the form and an extrapolation can swing either way (rows of the studies beyond
+#: the papers, whose quick sizes are two per trend; the referee scale gives them three).
+UNTESTED_FORM = "not decisive: two sizes leave the 1/d form no degree of freedom to test; three sizes decide"
+
+
 #: The note of a row whose trend cannot decide (:func:`judge_trend`).
 NOT_DECISIVE = "not decisive: s.e.(e∞) above tolerance/2, more seeds or sizes needed"
 
