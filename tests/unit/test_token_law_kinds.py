@@ -58,6 +58,18 @@ def test_the_params_carry_the_law_and_the_replicates(plan):
     assert sgd.params.threshold == plan.config["paper2"]["threshold"]
 
 
+def test_the_referee_gives_direct_s_its_own_replicate_count(plan):
+    replicates = {}
+    for run in plan.token_law_sgd_runs("referee"):
+        job = plan.job_of("token_law_sgd", KINDS["token_law_sgd"].path.parse(run["path"]))
+        replicates.setdefault(run["param"], set()).add(len(job.params.seeds))
+        assert job.keys["n"] == f"scales.referee.paper2.token_laws.seeds.{run['param']}"
+    assert replicates == {"tied": {3}, "direct": {16}}
+    quick = plan.token_law_sgd_runs("quick")[0]
+    assert plan.job_of("token_law_sgd", KINDS["token_law_sgd"].path.parse(quick["path"])).keys["n"] == (
+        "scales.quick.paper2.token_laws.seeds")
+
+
 def test_the_theory_is_planned_for_hardmax_laws_other_than_gaussian(plan):
     tables = plan.token_law_theories("quick")
     assert [(t["point"], t["law"]) for t in tables] == [("hardmax_T2", law) for law in LAWS[1:]]

@@ -329,8 +329,11 @@ class Plan:
                 "token_law_gd")
         p2_laws, p2_sizes = self.config.get("paper2", {}).get("token_laws"), preset.get("paper2", {}).get("token_laws")
         if p2_laws and p2_sizes:
-            add("token_laws_sgd", len(p2_laws["laws"]) * sum(map(len, p2_sizes["dims"].values())) * p2_sizes["seeds"],
-                f"{s}.paper2.token_laws.seeds", "token_law_sgd")
+            for param, dims in p2_sizes["dims"].items():
+                seeds = p2_sizes["seeds"] if isinstance(p2_sizes["seeds"], int) else p2_sizes["seeds"][param]
+                add(f"token_laws_sgd_{param}", len(p2_laws["laws"]) * len(dims) * seeds,
+                    f"{s}.paper2.token_laws.seeds" + ("" if isinstance(p2_sizes["seeds"], int) else f".{param}"),
+                    "token_law_sgd")
         p2, sizes = self.config.get("paper2", {}), preset.get("paper2", {})
         families = self.paper2_families()
         k = f"{s}.paper2"
@@ -1557,16 +1560,19 @@ class Plan:
             return []
         runs = []
         for param in ("tied", "direct"):
+            # replicates per job: one count, or one per parametrisation (as Figure S3's)
+            per_param = not isinstance(sizes["seeds"], int)
+            seeds = sizes["seeds"][param] if per_param else sizes["seeds"]
             for i, d in enumerate(sizes["dims"].get(param, [])):
                 lr = self.lr_rule(science["eta"], sizes["batch"], d)
                 keys = self._p2_keys(scale, "token_laws", ("records", "n", ("B", "batch"), ("d", f"dims.{param}[{i}]")),
                                      ("T", "rho", ("lr", "eta"), ("horizon", f"horizon.{param}")),
-                                     n=f"scales.{scale}.paper2.token_laws.seeds")
+                                     n=f"scales.{scale}.paper2.token_laws.seeds" + (f".{param}" if per_param else ""))
                 for law in science["laws"]:
                     job = self.job("token_law_sgd", scale, keys, param=param, link=science["link"], T=science["T"],
                                    rho=science["rho"], normalisation=science["normalisation"], d=d, law=law, lr=lr,
                                    B=sizes["batch"], horizon=science["horizon"][param], records=sizes["records"],
-                                   stop=science.get("stop_overlap"), seed=self._seed(0), n=sizes["seeds"])
+                                   stop=science.get("stop_overlap"), seed=self._seed(0), n=seeds)
                     runs.append(self._record({"path": job}, param=param, link=science["link"], law=law, d=int(d)))
         return runs
 
