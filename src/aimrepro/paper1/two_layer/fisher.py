@@ -63,7 +63,7 @@ from aimrepro.paper1.two_layer import fibre as fb
 
 __all__ = ["FisherEstimate", "FisherInterpolant", "FisherTable", "chebyshev_lobatto", "fisher_estimate",
            "fisher_samples", "fisher_table", "layer_covariance", "outer_normals", "prior_overlap",
-           "tangent_limit", "TABLE_DEFAULTS", "whitening"]
+           "tangent_limit", "ESTIMATORS", "TABLE_DEFAULTS", "estimated_table_seconds", "whitening"]
 
 #: Components (F₁₁, F₂₂, F₁₂), the order of every array of this module.
 COMPONENTS = ("F11", "F22", "F12")
@@ -134,12 +134,23 @@ def _outer_points(V, Q, normals):
     return m, m + noise.reshape(-1, 4)
 
 
-def fisher_samples(V, rho: float, skip: float, normals: np.ndarray, *,
-                   rule: fb.FibreRule = fb.FibreRule()) -> np.ndarray:
-    """Per outer point the Rao–Blackwellised whitened (F₁₁, F₂₂, F₁₂) (module notes): (n, 3).
+#: Estimators of :func:`fisher_samples`: the Rao–Blackwellised posterior-covariance form (the tables'),
+#: and the direct |E δ|² form, free of its cancellation when F is small (the tables' check).
+ESTIMATORS = ("rao_blackwell", "direct")
 
-    ``normals``: (n, 8) standard normals (:func:`outer_normals`).  O(n) fibre integrals.
+
+def fisher_samples(V, rho: float, skip: float, normals: np.ndarray, *, rule: fb.FibreRule = fb.FibreRule(),
+                   estimator: str = "rao_blackwell") -> np.ndarray | dict:
+    """Per outer point the whitened (F₁₁, F₂₂, F₁₂) (module notes): (n, 3); ``estimator="both"`` gives a dict.
+
+    ``normals``: (n, 8) standard normals (:func:`outer_normals`).  The two estimators
+    have the same expectation; with exact quadrature they differ only by noise,
+    so their difference on a table measures the quadrature's bias (the
+    Rao–Blackwell form is 2 − a posterior variance, which loses relative
+    accuracy where F is small).  O(n) fibre integrals.
     """
+    if estimator not in ESTIMATORS + ("both",):
+        raise ValueError(f"estimator must be one of {ESTIMATORS + ('both',)}, got {estimator!r}")
     V, Q = _check_state(V, rho)
     normals = np.asarray(normals, dtype=float)
     if normals.ndim != 2 or normals.shape[1] != OUTER_DIM:
@@ -147,15 +158,19 @@ def fisher_samples(V, rho: float, skip: float, normals: np.ndarray, *,
     m, truth = _outer_points(V, Q, normals)
     u = fb.labels_from_differences(truth[:, :2], truth[:, 2:], skip)
     moments = fb.fibre_moments(u, m, V, skip, rule=rule, truth=truth)
-    C = moments.cov
-    N = np.empty((normals.shape[0], 2, 2))
+    shift = (moments.mean - m).reshape(-1, 2, 2)
+    N = {"rao_blackwell": np.empty((normals.shape[0], 2, 2)),
+         "direct": np.einsum("nai,ij,nbj->nab", shift, fb.SIGMA_INV, shift)}
     for a in range(2):
         for b in range(2):
-            block = C[:, 2 * a:2 * a + 2, 2 * b:2 * b + 2]
-            N[:, a, b] = 2.0 * V[a, b] - np.einsum("ij,nji->n", fb.SIGMA_INV, block)
+            block = moments.cov[:, 2 * a:2 * a + 2, 2 * b:2 * b + 2]
+            N["rao_blackwell"][:, a, b] = 2.0 * V[a, b] - np.einsum("ij,nji->n", fb.SIGMA_INV, block)
     W = whitening(V)
-    F = W @ N @ W
-    return np.stack([F[:, 0, 0], F[:, 1, 1], 0.5 * (F[:, 0, 1] + F[:, 1, 0])], axis=1)
+    out = {}
+    for name, values in N.items():
+        F = W @ values @ W
+        out[name] = np.stack([F[:, 0, 0], F[:, 1, 1], 0.5 * (F[:, 0, 1] + F[:, 1, 0])], axis=1)
+    return out if estimator == "both" else out[estimator]
 
 
 def whitening(V: np.ndarray) -> np.ndarray:
@@ -220,12 +235,9 @@ def _tangent_traces(d, e, skip, log_r):
     out = []
     for lr in np.atleast_1d(log_r):
         A = np.concatenate([math.exp(0.5 * lr) * (J @ L), K @ L], axis=2)  # (n, 2, 4)
-        gram = A @ np.swapaxes(A, 1, 2)
-        det = gram[:, 0, 0] * gram[:, 1, 1] - gram[:, 0, 1] * gram[:, 1, 0]
-        inv = np.empty_like(gram)
-        inv[:, 0, 0], inv[:, 1, 1] = gram[:, 1, 1] / det, gram[:, 0, 0] / det
-        inv[:, 0, 1] = inv[:, 1, 0] = -gram[:, 0, 1] / det
-        P = np.swapaxes(A, 1, 2) @ inv @ A
+        # the row space of A by QR (its rows may differ in scale by e^{|log r|/2}: no normal equations)
+        basis, _ = np.linalg.qr(np.swapaxes(A, 1, 2))
+        P = basis @ np.swapaxes(basis, 1, 2)
         out.append(np.stack([np.trace(P[:, :2, :2], axis1=1, axis2=2), np.trace(P[:, 2:, 2:], axis1=1, axis2=2),
                              np.trace(P[:, :2, 2:], axis1=1, axis2=2)], axis=1))
     return np.stack(out, axis=1)  # (n, n_r, 3)
@@ -283,6 +295,8 @@ class FisherTable:
     slope : (R, n, n, 3) ∂F/∂corr at corr = 0 (forward difference with ``corr_step``)
     log_r : (k,) nodes of the limit in log(V₁/V₂); limit : (R, k, 3)
     settings : the rule, sample sizes, seed; cpu_seconds : its cost
+    direct : (R, n, n, 3) F at corr = 0 by the direct estimator on the same points (the quadrature check,
+        :meth:`quadrature_check`)
     """
 
     rho: float
@@ -294,17 +308,36 @@ class FisherTable:
     limit: np.ndarray
     settings: dict = field(default_factory=dict)
     cpu_seconds: float = math.nan
+    direct: np.ndarray | None = None
 
     @property
     def replicates(self) -> int:
         return int(self.F.shape[0])
 
+    def quadrature_check(self) -> dict:
+        """Largest |F(Rao–Blackwell) − F(direct)| over the nodes, per component, in units of its standard error.
+
+        The two estimators share their points, so the difference's replicate spread
+        is its noise; a difference many times that is the quadrature's bias.
+        """
+        if self.direct is None:
+            return {}
+        difference = self.F - self.direct
+        mean = difference.mean(axis=0)
+        stderr = difference.std(axis=0, ddof=1) / math.sqrt(self.replicates)
+        z = np.abs(mean) / np.maximum(stderr, 1e-300)
+        return {name: {"max_abs": float(np.max(np.abs(mean[..., k]))), "max_z": float(np.max(z[..., k]))}
+                for k, name in enumerate(COMPONENTS)}
+
     def arrays(self) -> dict:
         """The arrays to store (``.npz``), with the scalars as 0-d arrays."""
-        return {"rho": np.float64(self.rho), "skip": np.float64(self.skip), "log_v": self.log_v, "F": self.F,
-                "slope": self.slope, "log_r": self.log_r, "limit": self.limit,
-                "cpu_seconds": np.float64(self.cpu_seconds),
-                "settings": np.array(repr(sorted(self.settings.items())))}
+        arrays = {"rho": np.float64(self.rho), "skip": np.float64(self.skip), "log_v": self.log_v, "F": self.F,
+                  "slope": self.slope, "log_r": self.log_r, "limit": self.limit,
+                  "cpu_seconds": np.float64(self.cpu_seconds),
+                  "settings": np.array(repr(sorted(self.settings.items())))}
+        if self.direct is not None:
+            arrays["direct"] = self.direct
+        return arrays
 
     @classmethod
     def from_arrays(cls, arrays) -> "FisherTable":
@@ -313,7 +346,7 @@ class FisherTable:
         settings = dict(ast.literal_eval(str(arrays["settings"]))) if "settings" in arrays else {}
         return cls(float(arrays["rho"]), float(arrays["skip"]), np.asarray(arrays["log_v"]), np.asarray(arrays["F"]),
                    np.asarray(arrays["slope"]), np.asarray(arrays["log_r"]), np.asarray(arrays["limit"]), settings,
-                   float(arrays["cpu_seconds"]))
+                   float(arrays["cpu_seconds"]), np.asarray(arrays["direct"]) if "direct" in arrays else None)
 
     def interpolant(self, replicate: int | None = None) -> "FisherInterpolant":
         """The interpolant of one replicate, or (None) of the mean over replicates."""
@@ -369,6 +402,20 @@ class FisherInterpolant:
         return F + cross, outside
 
 
+#: CPU seconds per fibre integral at the default rule on the reference machine (one core, idle), by the
+#: number of branches and coordinates (measured under load and scaled, docs/benchmarks.md).
+_SECONDS_PER_INTEGRAL = {"two_branches": 1.5e-4, "one_branch": 8e-5, "plane": 4e-5}
+
+
+def estimated_table_seconds(skip: float, *, nodes: int = TABLE_DEFAULTS["nodes"],
+                            log2_samples: int = TABLE_DEFAULTS["log2_samples"],
+                            replicates: int = TABLE_DEFAULTS["replicates"]) -> float:
+    """CPU seconds of :func:`fisher_table` at these settings (cost model, before anything runs)."""
+    c = fb.check_skip(skip)
+    kind = "plane" if c >= fb.PLANE_SKIP else ("two_branches" if c < 1.0 else "one_branch")
+    return 2.0 * nodes * nodes * replicates * 2 ** log2_samples * _SECONDS_PER_INTEGRAL[kind]
+
+
 def fisher_table(rho: float, skip: float, *, nodes: int = TABLE_DEFAULTS["nodes"],
                  v_min: float = TABLE_DEFAULTS["v_min"], log2_samples: int = TABLE_DEFAULTS["log2_samples"],
                  replicates: int = TABLE_DEFAULTS["replicates"], seed: int = 0,
@@ -406,6 +453,7 @@ def fisher_table(rho: float, skip: float, *, nodes: int = TABLE_DEFAULTS["nodes"
     log_r = chebyshev_lobatto(LIMIT_NODES, -LIMIT_LOG_R, LIMIT_LOG_R)
     F = np.empty((replicates, nodes, nodes, 3))
     slope = np.empty_like(F)
+    direct = np.empty_like(F)
     limit = np.empty((replicates, LIMIT_NODES, 3))
     total, done = replicates * nodes * nodes, 0
     for k in range(replicates):
@@ -414,10 +462,12 @@ def fisher_table(rho: float, skip: float, *, nodes: int = TABLE_DEFAULTS["nodes"
         for i, x1 in enumerate(log_v):
             for j, x2 in enumerate(log_v):
                 V1, V2 = math.exp(x1), math.exp(x2)
-                at_zero = fisher_samples(layer_covariance(V1, V2), rho, c, normals, rule=rule).mean(axis=0)
+                both = fisher_samples(layer_covariance(V1, V2), rho, c, normals, rule=rule, estimator="both")
+                at_zero = both["rao_blackwell"].mean(axis=0)
                 stepped = fisher_samples(layer_covariance(V1, V2, corr_step), rho, c, normals,
                                          rule=rule).mean(axis=0)
                 F[k, i, j] = at_zero
+                direct[k, i, j] = both["direct"].mean(axis=0)
                 slope[k, i, j] = (stepped - at_zero) / corr_step
                 done += 1
                 if progress is not None:
@@ -426,4 +476,4 @@ def fisher_table(rho: float, skip: float, *, nodes: int = TABLE_DEFAULTS["nodes"
                 "replicates": int(replicates), "seed": int(seed), "corr_step": float(corr_step),
                 "limit_nodes": LIMIT_NODES, "limit_log_r": LIMIT_LOG_R, "limit_log2_samples": LIMIT_LOG2_SAMPLES,
                 **{f"rule_{k}": v for k, v in rule.to_dict().items()}}
-    return FisherTable(float(rho), c, log_v, F, slope, log_r, limit, settings, time.process_time() - started)
+    return FisherTable(float(rho), c, log_v, F, slope, log_r, limit, settings, time.process_time() - started, direct)

@@ -47,7 +47,7 @@ from aimrepro.paper1.state_evolution import _check_alpha, _check_rho, se_curve a
 from aimrepro.paper1.two_layer import prior
 from aimrepro.paper1.two_layer.fisher import FisherInterpolant, FisherTable, whitening
 
-__all__ = ["CURVE_COLUMNS", "TwoLayerPoint", "conjugate", "large_skip_limit", "one_layer_threshold",
+__all__ = ["CURVE_COLUMNS", "TwoLayerPoint", "conjugate", "large_skip_limit", "one_layer_threshold", "threshold_estimate",
            "se_map", "solve_point", "two_layer_curve", "two_layer_threshold", "V_PERFECT"]
 
 #: Iterates with both MMSEs below this, still contracting, are perfect recovery (MMSE = 0).
@@ -196,6 +196,12 @@ def _iterate(x, alpha, rho, interpolant, cross, steps, tol):
     return x, steps, False, step
 
 
+def _kappa2(q_hat):
+    """Q̂₁₂²/(Q̂₁₁Q̂₂₂), 0 when a layer has no information (then nothing couples)."""
+    product = q_hat[0, 0] * q_hat[1, 1]
+    return float(q_hat[0, 1] ** 2 / product) if product > 0 else 0.0
+
+
 def _perfect_point(alpha, iterations):
     return TwoLayerPoint(alpha, 0.0, 0.0, math.nan, (math.inf, math.inf, math.nan), (math.nan,) * 3, 0.0,
                          True, True, True, iterations, 0.0)
@@ -235,7 +241,7 @@ def solve_point(interpolant: FisherInterpolant, alpha: float, rho: float, *, cro
     q_hat = info["q_hat"]
     return TwoLayerPoint(alpha, V1, V2, float(x[2]) if cross else 0.0,
                          (float(q_hat[0, 0]), float(q_hat[1, 1]), float(q_hat[0, 1])),
-                         tuple(float(f) for f in info["F"]), float(q_hat[0, 1] ** 2 / (q_hat[0, 0] * q_hat[1, 1])), False,
+                         tuple(float(f) for f in info["F"]), _kappa2(q_hat), False,
                          bool(info["outside"]), residual < tol, iterations, residual)
 
 
@@ -291,3 +297,48 @@ def two_layer_curve(table: FisherTable, alphas, *, tol: float = TOLERANCE) -> di
         else:
             out[name] = np.array(values, dtype=float)
     return out
+
+
+def threshold_estimate(rho: float, skip: float, *, v: float = 1e-4, log2_samples: int = 11, replicates: int = 4,
+                       seed: int = 0, rule=None) -> dict:
+    """The perfect-recovery threshold measured on the fibre integral itself (§13.5).
+
+    Near V = 0 the fixed-point map is homogeneous: V_ℓ ↦ D V_ℓ/(2α F_ℓ(r)), r =
+    V₁₁/V₂₂, so zero error becomes stable where both layers contract at the
+    ratio r* with F₁(r*) = F₂(r*), at α_c = D(ρ)/(F₁ + F₂).  r* is found on the
+    tangent limit (where F₁ + F₂ = 2 holds by construction); F at V = v·(√r*, 1/√r*)
+    is then estimated with the full fibre quadrature (``fisher.fisher_estimate``),
+    which does not assume the tangent plane: α_c = D/2 is then a measurement.
+
+    Returns a dict: ``alpha_c``, ``alpha_c_stderr`` (delta method on the replicate
+    spread), ``r_star``, ``F11``, ``F22``, ``F12``, ``v``, ``expected`` (D/2).
+    Time: one Fisher estimate (replicates · 2^k fibre integrals) and ~50 tangent evaluations.
+    """
+    from scipy.optimize import brentq
+
+    from aimrepro.paper1.spectra import degrees_of_freedom
+    from aimrepro.paper1.two_layer.fibre import FibreRule
+    from aimrepro.paper1.two_layer.fisher import (LIMIT_LOG_R, fisher_estimate, layer_covariance,
+                                                  outer_normals, tangent_limit)
+
+    rho = _check_rho(rho)
+    if not (isinstance(v, (int, float)) and 0 < v <= 1e-2):
+        raise ValueError(f"v must lie in (0, 0.01], got {v!r}")
+    normals = outer_normals(14, seed, 0)
+
+    def balance(log_r):
+        F = tangent_limit([log_r], rho, skip, normals)[0]
+        return F[0] - F[1]
+
+    log_r_star = brentq(balance, -LIMIT_LOG_R, LIMIT_LOG_R, xtol=1e-6)
+    r_star = math.exp(log_r_star)
+    V = layer_covariance(v * math.sqrt(r_star), v / math.sqrt(r_star))
+    estimate = fisher_estimate(V, rho, skip, log2_samples=log2_samples, replicates=replicates, seed=seed,
+                               rule=FibreRule() if rule is None else rule)
+    total = estimate.replicates[:, 0] + estimate.replicates[:, 1]
+    dof = degrees_of_freedom(rho)
+    alpha_c = dof / float(total.mean())
+    stderr = dof / float(total.mean()) ** 2 * float(total.std(ddof=1)) / math.sqrt(total.size)
+    return {"alpha_c": alpha_c, "alpha_c_stderr": stderr, "r_star": r_star, "F11": float(estimate.value[0]),
+            "F22": float(estimate.value[1]), "F12": float(estimate.value[2]), "v": float(v),
+            "expected": two_layer_threshold(rho)}
