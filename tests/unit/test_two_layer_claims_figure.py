@@ -4,7 +4,6 @@ Both are pure functions of tables: hand-made inputs, checked on their verdicts,
 numbers and drawn artists.  docs/paper1.md §13.
 """
 
-
 import numpy as np
 import pytest
 

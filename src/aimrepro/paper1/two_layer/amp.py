@@ -102,6 +102,11 @@ class TwoLayerAMPResult:
                 "iterations": int(self.iterations), "converged": bool(self.converged), "status": self.status}
 
 
+def _rie(R, delta, rho):
+    """The one-layer RIE of ``amp`` without its error quadrature (Ĉ comes from ``prior.error_matrix``)."""
+    return _denoise(R, delta, rho, with_error=False)
+
+
 def _errors(S_hat, teachers, d):
     if teachers is None:
         return np.full(2, math.nan), math.nan
@@ -182,7 +187,7 @@ def two_layer_gamp(X, u, rho: float, skip: float, *, damping: float = 0.5, stopp
         B = np.stack([_backproject(X, g_bar[:, 0]), _backproject(X, g_bar[:, 1])])
         q_hat = 2.0 * A_hat if coupled else np.diag(np.diag(2.0 * A_hat))
         R = S_hat + np.einsum("lk,kij->lij", np.linalg.inv(0.5 * q_hat), B) / d
-        S1, S2 = prior.coupled_denoiser(R[0], R[1], q_hat, rho, denoise=_denoise)
+        S1, S2 = prior.coupled_denoiser(R[0], R[1], q_hat, rho, denoise=_rie)
         C_new = prior.error_matrix(q_hat, rho)
         S_next = np.stack([S1, S2])
         if iteration > 1:

@@ -148,9 +148,11 @@ def coupled_denoiser(R1: np.ndarray, R2: np.ndarray, q_hat: np.ndarray, rho: flo
 
     Ŝ₁ = f(R₁ + (Q̂₁₂/Q̂₁₁)(R₂ − f(R₂; Δ₂ᵐ)); 1/Q̂₁₁), and 1 ↔ 2, with f the RIE
     ``denoise(R, Δ, ρ) -> (Ŝ, error)`` and Δ_ℓᵐ = (Q̂⁻¹)_ℓℓ the marginal noise of R_ℓ.
-    Four eigendecompositions: O(d³).
+    Four eigendecompositions, two when Q̂₁₂ = 0: O(d³).
     """
     q_hat = np.asarray(q_hat, dtype=float)
+    if q_hat[0, 1] == 0.0:  # uncoupled: the two one-layer estimators (two eigendecompositions)
+        return denoise(R1, float(1.0 / q_hat[0, 0]), rho)[0], denoise(R2, float(1.0 / q_hat[1, 1]), rho)[0]
     marginal = np.diag(np.linalg.inv(q_hat))
     first, _ = denoise(R1, float(marginal[0]), rho)
     second, _ = denoise(R2, float(marginal[1]), rho)
