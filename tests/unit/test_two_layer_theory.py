@@ -214,3 +214,21 @@ def test_solver_reports_convergence_and_refuses_bad_alpha():
     assert point.corr < 0  # a positive cross Fisher makes the layers' errors anticorrelated
     with pytest.raises(ValueError):
         tse.solve_point(interpolant, -0.1, RHO)
+
+
+def test_table_round_trip_and_its_interpolant(tmp_path):
+    table = fi.fisher_table(RHO, 10.0, nodes=3, log2_samples=4, replicates=2, seed=1)
+    fi.save_table(tmp_path / "a.npz", table)
+    fi.save_table(tmp_path / "b.npz", table)
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    back = fi.load_table(tmp_path / "a.npz")
+    assert np.array_equal(back.F, table.F) and back.settings == table.settings and back.skip == 10.0
+    interpolant = back.interpolant()
+    # exact at the nodes; below the table the tangent limit takes over
+    node = math.exp(back.log_v[1])
+    value, outside = interpolant(node, node)
+    assert not outside and np.allclose(value, back.F.mean(0)[1, 1])
+    tiny, outside = interpolant(1e-9, 1e-9)
+    assert outside and np.allclose(tiny, back.limit.mean(0)[(back.log_r.size - 1) // 2], atol=1e-6)
+    check = back.quadrature_check()
+    assert set(check) == {"F11", "F22", "F12"} and all(v["max_abs"] >= 0 for v in check.values())

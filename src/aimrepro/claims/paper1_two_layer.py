@@ -115,8 +115,10 @@ def large_skip_row(curves: Mapping[float, Mapping], limit: Mapping, rho: float) 
     small, big = large[-2], large[-1]
     ratio = deviations[big][0] / deviations[small][0]
     bound = (small / big) ** LARGE_SKIP_DECAY
+    exponent = math.log(ratio) / math.log(small / big) if ratio > 0 else math.inf
     return row(measured=ratio, tolerance=f"ratio <= ({small:g}/{big:g})^{LARGE_SKIP_DECAY:g} = {bound:.3g}",
-               passed=ratio <= bound, note=f"{text}; deviation ratio c = {big:g} over c = {small:g}")
+               passed=ratio <= bound, note=(f"{text}; deviation ratio c = {big:g} over c = {small:g}, "
+                                            f"i.e. deviation ~ c^-{exponent:.2g}"))
 
 
 def amp_trend_rows(skip: float, alpha: float, rho: float, se_mmse: Sequence[float], se_stderr: Sequence[float],

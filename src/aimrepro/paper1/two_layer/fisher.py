@@ -63,7 +63,8 @@ from aimrepro.paper1.two_layer import fibre as fb
 
 __all__ = ["FisherEstimate", "FisherInterpolant", "FisherTable", "chebyshev_lobatto", "fisher_estimate",
            "fisher_samples", "fisher_table", "layer_covariance", "outer_normals", "prior_overlap",
-           "tangent_limit", "ESTIMATORS", "TABLE_DEFAULTS", "estimated_table_seconds", "whitening"]
+           "tangent_limit", "ESTIMATORS", "TABLE_DEFAULTS", "estimated_table_seconds", "load_table", "save_table",
+           "whitening"]
 
 #: Components (F₁₁, F₂₂, F₁₂), the order of every array of this module.
 COMPONENTS = ("F11", "F22", "F12")
@@ -400,6 +401,19 @@ class FisherInterpolant:
             h_clamped = math.exp(c1) * math.exp(c2) / (math.exp(c1) + math.exp(c2))
             F = self.limit_at(x1 - x2) + correction * min(1.0, h / h_clamped)
         return F + cross, outside
+
+
+def save_table(path, table: "FisherTable") -> None:
+    """Write a table as an uncompressed ``.npz``, byte-reproducibly (``paper1.data.write_npz``)."""
+    from aimrepro.paper1.data import write_npz
+
+    write_npz(path, table.arrays())
+
+
+def load_table(path) -> "FisherTable":
+    """Read a table written by :func:`save_table`."""
+    with np.load(path, allow_pickle=False) as archive:
+        return FisherTable.from_arrays({name: archive[name] for name in archive.files})
 
 
 #: CPU seconds per fibre integral at the default rule on the reference machine (one core, idle), by the
