@@ -416,9 +416,10 @@ def load_table(path) -> "FisherTable":
         return FisherTable.from_arrays({name: archive[name] for name in archive.files})
 
 
-#: CPU seconds per fibre integral at the default rule on the reference machine (one core, idle), by the
-#: number of branches and coordinates (measured under load and scaled, docs/benchmarks.md).
-_SECONDS_PER_INTEGRAL = {"two_branches": 1.5e-4, "one_branch": 8e-5, "plane": 4e-5}
+#: CPU seconds per fibre integral of a table at the default rule (one core), by the number of branches
+#: and the coordinates: the quick tables of benchmarks/bench_two_layer.py, measured on the shared
+#: 2-core machine under load ~20 (CPU time inflated by contention; an upper estimate, docs/benchmarks.md).
+_SECONDS_PER_INTEGRAL = {"two_branches": 2.0e-4, "one_branch": 1.2e-4, "plane": 7.5e-5}
 
 
 def estimated_table_seconds(skip: float, *, nodes: int = TABLE_DEFAULTS["nodes"],
