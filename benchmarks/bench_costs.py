@@ -8,7 +8,14 @@ machine does not count:
 * ``normal``: float64 standard normals from numpy's default generator;
 * ``eigh``: a symmetric eigendecomposition, seconds per d³;
 * ``element``: a float64 element of a vectorised expression (``a * b + c``);
-* ``byte_io``: writing and reading back an uncompressed ``.npz``.
+* ``small_matmul``: a multiply-add of numpy's matmul on a stack of tiny
+  (T × r)(r × T) products, as GD's pair products (T = 2, r = 25);
+* ``byte_io``: writing and reading back an uncompressed ``.npz``;
+* ``flop32``, ``element32``, ``small_matmul32``: the same three in float32, the
+  kernels' arithmetic under ``backend.dtype`` float32 (``docs/design.md``,
+  "Precision"), measured beside their float64 twins; ``float32_speedup`` is
+  the ratio of each pair, which is what the model's float32 prices use
+  (a ratio moves less with the machine's load than either rate).
 
 Usage: ``.venv/bin/python benchmarks/bench_costs.py [--quick]``; writes
 benchmarks/results/costs.json.
@@ -69,10 +76,13 @@ def main() -> None:
     gemms = []
     for what, m, k, n in GEMMS:
         a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
         seconds = _cpu(lambda: a @ b, repeats)
+        seconds32 = _cpu(lambda: a32 @ b32, repeats)
         gemms.append({"what": what, "shape": [m, k, n], "seconds": seconds,
-                      "gflop_per_s": 2.0 * m * k * n / seconds / 1e9})
-        print(f"{what}: {gemms[-1]['gflop_per_s']:.1f} GFLOP/s")
+                      "gflop_per_s": 2.0 * m * k * n / seconds / 1e9,
+                      "float32_seconds": seconds32, "float32_gflop_per_s": 2.0 * m * k * n / seconds32 / 1e9})
+        print(f"{what}: {gemms[-1]['gflop_per_s']:.1f} GFLOP/s, float32 {gemms[-1]['float32_gflop_per_s']:.1f}")
     count = 4_000_000
     normal = _cpu(lambda: rng.standard_normal(count), repeats) / count
     print(f"normal: {normal * 1e9:.1f} ns")
@@ -84,7 +94,16 @@ def main() -> None:
         print(f"eigh d={d}: {eighs[d] * 1e9:.2f} ns per d^3")
     x, y, z = (rng.standard_normal(count) for _ in range(3))
     element = _cpu(lambda: x * y + z, repeats) / count
-    print(f"element: {element * 1e9:.2f} ns")
+    x32, y32, z32 = (v.astype(np.float32) for v in (x, y, z))
+    element32 = _cpu(lambda: x32 * y32 + z32, repeats) / count
+    print(f"element: {element * 1e9:.2f} ns, float32 {element32 * 1e9:.2f} ns")
+    # GD's pair products: K n stacks of (T × r)(r × T), K n = 8 × 750, T = 2, r = 25
+    P = rng.standard_normal((8, 750, 2, 25))
+    P32 = P.astype(np.float32)
+    madds = P.size * 2
+    small = _cpu(lambda: np.matmul(P, np.swapaxes(P, -1, -2)), repeats) / madds
+    small32 = _cpu(lambda: np.matmul(P32, np.swapaxes(P32, -1, -2)), repeats) / madds
+    print(f"small_matmul: {small * 1e12:.1f} ps per multiply-add, float32 {small32 * 1e12:.1f}")
     payload = rng.standard_normal(count * 4).astype(np.float32)
     with tempfile.TemporaryDirectory() as directory:
         target = Path(directory) / "data.npz"
@@ -100,8 +119,14 @@ def main() -> None:
         "python": platform.python_version(), "numpy": np.__version__,
         "load_average": os.getloadavg(), "gemm": gemms, "normal_seconds": normal,
         "eigh_seconds_per_d3": {str(d): v for d, v in eighs.items()},
-        "element_seconds": element, "byte_io_seconds": byte_io,
+        "element_seconds": element, "byte_io_seconds": byte_io, "small_matmul_seconds": small,
+        "float32": {"element_seconds": element32, "small_matmul_seconds": small32},
+        "float32_speedup": {
+            "flop": float(np.median([g["seconds"] / g["float32_seconds"] for g in gemms])),
+            "element": element / element32, "small_matmul": small / small32},
     }
+    print("float32 speed-up (median GEMM, element, small matmul): "
+          + ", ".join(f"{v:.2f}" for v in record["float32_speedup"].values()))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {RESULTS}")

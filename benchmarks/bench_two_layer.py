@@ -1,4 +1,4 @@
-"""Two attention layers (docs/paper1.md §13): every table, curve, run and row of a scale, with its CPU cost.
+"""Two attention layers (docs/paper1.md §14): every table, curve, run and row of a scale, with its CPU cost.
 
 Run:  python benchmarks/bench_two_layer.py --scale quick|referee [--out DIR] [--stages ...]
 
@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 RHO = 0.5
 SEED = 20250602
 #: The figure's α grid: points within 1 % of the thresholds D/4 = 0.1875 and D/2 = 0.375 are left out
-#: (there the SE settles only in thousands of iterations, docs/paper1.md §13.6).
+#: (there the SE settles only in thousands of iterations, docs/paper1.md §14.6).
 ALPHAS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.325, 0.35,
           0.365, 0.39, 0.42)
 
@@ -64,7 +64,7 @@ PRESETS = {
 #: Skips drawn in the figure (the others serve the c → ∞ row).
 FIGURE_SKIPS = (0.0, 1.0, 10.0)
 #: GAMP-RIE stopping rule of the two-layer runs: the sampled-quadrature messages jitter at ~1e−4,
-#: so a run that does not settle is called stationary after 2 × 25 iterations (docs/paper1.md §13.7).
+#: so a run that does not settle is called stationary after 2 × 25 iterations (docs/paper1.md §14.7).
 AMP_STOPPING = {"max_iter": 150, "stationary_window": 25, "window": 10, "patience": 3}
 
 

@@ -10,7 +10,7 @@ script collects them into one JSON list, the calibration set of the cost model
 * fits the model's overhead prices and start-ups to the set (non-negative
   least squares on the relative error, the machine rates held at their
   benchmarked values and a few prices at their own, ``HELD``) and prints them
-  as they are written in costs.py;
+  as they are written in prices.py;
 * prints the typical loop lengths (``TYPICAL``) the set shows;
 * prints, per rule, measured against predicted CPU seconds;
 
@@ -48,7 +48,8 @@ from aimrepro.config import validate_config  # noqa: E402
 from aimrepro_workflow import costs  # noqa: E402
 
 #: Machine rates, as benchmarked (bench_costs.py); not fitted.
-MACHINE_RATES = ("flop", "normal", "eigh", "byte_io", "element", "small_matmul")
+MACHINE_RATES = ("flop", "normal", "eigh", "byte_io", "element", "small_matmul", "flop32", "element32",
+                 "small_matmul32")
 #: Prices not fitted either: the moment hierarchy's, from bench_moments.py (the quick jobs are
 #: too small to separate them from the start-up); a summary's per-file read; the Fisher table's
 #: factor on the package's own calibration and the token SE point (their rules' start-ups stay
@@ -166,7 +167,7 @@ def held_out(model: costs.CostModel, records: list[dict]) -> None:
 
 def fit(model: costs.CostModel, records: list[dict]) -> None:
     """Print fitted overheads, typical loops and measured/predicted per rule."""
-    print("# fitted (paste into costs.py):")
+    print("# fitted (paste into prices.py):")
     for column, value in solve(model, records).items():
         print(f"    {column}: {value:.4g}")
     print("\n# typical loop lengths:")

@@ -10,7 +10,7 @@ plans is read from ``snakemake --summary``, a tab-separated table of every
 output file of the DAG with its rule and whether it would be rebuilt
 (:func:`snakemake_plan`), not from the human-readable dry-run text.  The plans
 of the repository's own config are computed once per session
-(:func:`quick_plan`, :func:`paper_plan`).
+(:func:`quick_plan`, :func:`referee_plan`, :func:`paper_plan`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import copy
 import hashlib
+import json
 import math
 import os
 import re
@@ -47,8 +48,10 @@ if str(workflow_lib) not in sys.path:
 
 #: What a workflow run needs from the repository: the rules list
 #: src/aimrepro/*.py as inputs, so src/ is copied too (the package itself is
-#: imported from the editable install).
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore")
+#: imported from the editable install); the license, citation, README and
+#: pyproject go into a crate of its results.
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow", "profiles", "src", ".gitignore",
+                  "LICENSE", "CITATION.cff", "README.md", "pyproject.toml")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".snakemake")
 
 CONFIG_SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -82,6 +85,64 @@ def run_cli(*args: str, module: bool = False, cwd: Path | None = None,
                           cwd=cwd, check=False)
 
 
+def result_bytes(workdir: Path) -> dict[str, bytes]:
+    """Every file of results/ and the pixels of each figure.
+
+    Sidecars and logs carry times, and a figure's metadata the commit of
+    its copy of the repository: those are left out.
+    """
+    from matplotlib.image import imread
+
+    files = {}
+    for path in sorted((workdir / "results").rglob("*")):
+        if path.is_file() and path.suffix not in (".json", ".log"):
+            files[str(path.relative_to(workdir))] = path.read_bytes()
+    for path in sorted((workdir / "figures").rglob("*.png")):
+        files[str(path.relative_to(workdir))] = imread(path).tobytes()
+    return files
+
+
+def printed_remedy(text: str, marker: str) -> str:
+    """The command a refusal or a failed check prints after ``marker`` (to the end of its line)."""
+    lines = [line.split(marker, 1)[1].strip() for line in text.splitlines() if marker in line]
+    assert lines, f"no {marker!r} in:\n{text[-3000:]}"
+    assert len(set(lines)) == 1, lines
+    return lines[0]
+
+
+def run_remedy(workdir: Path, command: str, timeout: float = 1200) -> subprocess.CompletedProcess:
+    """A printed remedy run verbatim by a shell in ``workdir``, with the venv's commands on PATH."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(command, shell=True, cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    assert done.returncode == 0, f"{command} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def run_main(capsys, args: list[str]) -> subprocess.CompletedProcess:
+    """``aimrepro.cli.main(args)`` in this process, as a CompletedProcess (status, stdout, stderr)."""
+    from aimrepro import cli
+
+    try:
+        status = cli.main(args)
+    except SystemExit as stop:
+        status = stop.code
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, status, captured.out, captured.err)
+
+
+def changed(base: list[str], **options: str) -> list[str]:
+    """A command line with options replaced or added (``lr="0.1"`` sets ``--lr 0.1``)."""
+    args = list(base)
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if flag in args:
+            args[args.index(flag) + 1] = value
+        else:
+            args += [flag, value]
+    return args
+
+
 def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
     """A refused command line: exit 2, empty stdout, one stderr line naming each of ``names``."""
     assert done.returncode == 2 and done.stdout == ""
@@ -90,6 +151,22 @@ def assert_usage_error(done: subprocess.CompletedProcess, names) -> None:
     for name in names:
         assert name in lines[0]
 
+
+
+def assert_same_results(a: Path, b: Path) -> list[dict]:
+    """``aimrepro diff --json A B``: every result in both trees, with the same bytes; returns them.
+
+    A figure embeds the commit of its copy of the repository (two copies
+    committed at different times differ): its bytes may differ, its drawing
+    may not (status ``close``).
+    """
+    compared = run_cli("diff", "--json", str(a), str(b), timeout=300)
+    assert compared.returncode == 0, compared.stdout[-4000:]
+    results = json.loads(compared.stdout)["results"]
+    for result in results:
+        allowed = {"same", "close"} if result["path"].startswith("figures/") else {"same"}
+        assert result["status"] in allowed, result
+    return results
 
 
 def git(repository: Path, *args: str) -> str:
@@ -129,12 +206,15 @@ def copy_repository(destination: Path, config: dict | None = None) -> Path:
     return destination
 
 
-def run_snakemake(workdir: Path, *args: str, check: bool = True,
-                  timeout: float = 1200) -> subprocess.CompletedProcess:
-    """Run the venv's ``snakemake`` in ``workdir``; on failure with check, show its output."""
+def run_snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the venv's ``snakemake`` in ``workdir`` (with ``env`` added to the environment).
+
+    On failure with ``check``, the test fails showing Snakemake's output.
+    """
     completed = subprocess.run(
         [executable("snakemake"), *args], cwd=workdir, capture_output=True, text=True,
-        timeout=timeout, check=False,
+        timeout=timeout, check=False, env=None if env is None else {**os.environ, **env},
     )
     if check and completed.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} exited {completed.returncode}\n"
@@ -272,6 +352,8 @@ SHARED_BUILD_MODULES = {
     "tests/workflow/test_amp_workflow.py": "tiny_run",
     "tests/workflow/test_gd_workflow.py": "tiny_run",
     "tests/workflow/test_report.py": "tiny_run",
+    "tests/workflow/test_repair.py": "tiny_run",
+    "tests/workflow/test_crate_workflow.py": "tiny_run",
     # one throwaway Slurm per session, brought up and torn down by one worker
     "tests/cluster/test_slurm.py": "cluster",
 }
@@ -362,6 +444,12 @@ def quick_plan(repo_copy) -> SnakemakePlan:
 
 
 @pytest.fixture(scope="session")
+def referee_plan(repo_copy) -> SnakemakePlan:
+    """Snakemake's plan of the repository's config at the referee scale, once per session."""
+    return snakemake_plan(repo_copy, "--config", "scale=referee")
+
+
+@pytest.fixture(scope="session")
 def paper_plan(repo_copy) -> SnakemakePlan:
     """Snakemake's plan of the repository's config at the paper scale, once per session."""
     return snakemake_plan(repo_copy, "--config", "scale=paper")
@@ -376,16 +464,64 @@ def repository_config() -> dict:
 
 
 def validated(config: dict) -> dict:
-    """What the Snakefile does to a config before planning: schema defaults, then cross-key checks.
+    """What the Snakefile does to a config before planning: schema defaults, cross-key checks, then
+    the plan of the scale it runs against ``limits``.
 
     Raises :class:`aimrepro.config.ConfigError` with the message Snakemake would print.
     """
     from aimrepro.config import validate_config
-    from aimrepro_workflow.checks import check_config
+    from aimrepro_workflow.checks import check_config, check_plan
 
     validate_config(config, CONFIG_SCHEMA)
     check_config(config)
+    check_plan(config, [config["scale"]])
     return config
+
+
+def set_key(config: dict, key: str, value) -> dict:
+    """Set the value at a key path (``a.b[0].c``; a name may hold a dot; a key the config leaves to
+    its default is written into its mapping); returns ``config``."""
+    from aimrepro_workflow.checks import key_parts
+
+    parts = key_parts(config, key)
+    if parts is None:
+        parent, _, name = key.rpartition(".")
+        parts = [*key_parts(config, parent), name]
+    node = config
+    for part in parts[:-1]:
+        node = node[part]
+    node[parts[-1]] = value
+    return config
+
+
+def size_key_table() -> list[tuple[str, str]]:
+    """(scale, key) of every integer size the plan of each scale takes from the repository's config.
+
+    Generated from the registry (``aimrepro_workflow.checks.size_keys``: every sized value of every
+    planned job with the key it came from, and the counts of ``Plan.count``), each key where it is
+    written: a preset's key it inherits is its base's.  A key of the science (``paper1.``,
+    ``paper2.``) is the same value at every scale: it comes with the first scale that reads it.
+    """
+    from aimrepro.config import SCALES, validate_config
+    from aimrepro_workflow.checks import key_parts, size_keys
+    from aimrepro_workflow.plans import Plan
+
+    raw = repository_config()
+    expanded = validate_config(copy.deepcopy(raw), CONFIG_SCHEMA)
+    out: dict[str, str] = {}
+    for scale in SCALES:
+        for key in size_keys(expanded, scale, Plan(expanded)):
+            node = expanded
+            for part in key_parts(expanded, key):
+                node = node[part]
+            if not isinstance(node, int) or isinstance(node, bool):
+                continue
+            preset = key.split(".")[1] if key.startswith("scales.") else None
+            while preset and key_parts(raw, key) is None and raw["scales"][preset].get("extends"):
+                base = raw["scales"][preset]["extends"]
+                key, preset = key.replace(f"scales.{preset}.", f"scales.{base}.", 1), base
+            out.setdefault(key, scale)
+    return [(scale, key) for key, scale in out.items()]
 
 
 #: Paper 1 theory: few rho, few grid points, one hardmax channel.
@@ -528,31 +664,9 @@ def paper2_targets(*families: str, scale: str = "quick") -> list[str]:
 
 
 def paper2_figure_inputs(plan, scale: str, name: str) -> set[str]:
-    """The results a figure of paper 2 reads, as its rule in figures.smk takes them from ``plan``."""
-    def paths_of(runs, *keys):
-        return {run[key] for run in runs for key in keys}
-
-    inputs = {
-        "paper2_fig1": lambda: paths_of(plan.figure1_moment_runs(scale), "path", "flow_path",
-                                        "truncations_path"),
-        "paper2_fig2": lambda: (paths_of(plan.figure2_runs(scale), "path", "flow_path")
-                                | paths_of(plan.figure2_exact_flows(scale), "path")),
-        "paper2_fig3": lambda: (paths_of(plan.figure3_untied_runs(scale), "path", "flow_path")
-                                | paths_of(plan.figure3_plateau_runs(scale), "path")),
-        "paper2_fig4": lambda: (paths_of(plan.figure4_moment_runs(scale), "path", "exact_path",
-                                         "truncations_path")
-                                | {plan.figure4_radius(scale)["path"]}),
-        "paper2_figS1": lambda: set(plan.theorem1_paths(scale)),
-        "paper2_figS2": lambda: set(plan.landscape_paths(scale)),
-        "paper2_figS3": lambda: (paths_of(plan.figureS3_runs(scale), "path", "flow_path")
-                                 | paths_of(plan.figureS3_flow_ensembles(scale), "path")),
-        "paper2_figS4": lambda: (paths_of(plan.figureS4_runs(scale), "path", "flow_path")
-                                 | paths_of(plan.figureS4_limit_runs(scale), "limit_path")),
-        "paper2_figS5": lambda: (paths_of(plan.figureS5_runs(scale), "path", "flow_path")
-                                 | {plan.fast_states_path(scale)}),
-        "paper2_figS6": lambda: paths_of(plan.figureS6_tables(scale), "path"),
-    }
-    return inputs[name]()
+    """The results a figure of paper 2 reads, as its rule takes them from ``plan`` (Plan.needs)."""
+    inputs = plan.needs(name, scale).inputs.values()
+    return {path for value in inputs for path in ([value] if isinstance(value, str) else value)}
 
 
 def tiny_paper2_config(*families: str) -> dict:

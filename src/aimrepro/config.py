@@ -16,12 +16,20 @@ YAML reads ``.nan`` and ``.inf`` as floats that satisfy every bound JSON
 schema can state (NaN compares false), so they would reach a job; here they
 are refused like any value of the wrong type.
 
+Before anything else, a preset of ``scales`` may extend another
+(:func:`expand_presets`): ``scales.referee: {extends: quick, trends: ...}``
+is the quick preset with the keys the referee states replacing the quick
+ones (mappings merged key by key, every other value replaced whole), so a
+preset says only how it differs.  The expanded presets are what the schema
+validates and what the workflow reads.
+
 Beyond the schema, one structural rule is checked: every mapping with the
 keys ``spacing``, ``lo`` and ``hi`` is a grid (``aimrepro.numerics.grids.grid_values``)
 and needs ``lo < hi``, and ``lo > 0`` when ``spacing`` is ``log``.  JSON
-schema cannot compare two values.  Last, the pipeline's cross-key check
-(by default :func:`aimrepro.jobsizes.check_job_sizes`: every planned job's
-memory against ``limits.job_memory_gb``) runs on the validated config.
+schema cannot compare two values.  A caller may add its own check of the
+valid config (``plan_check``); the workflow's (its cross-key checks and the
+plan against ``limits``) lives with the workflow, in
+``workflow/lib/aimrepro_workflow/checks.py``.
 """
 
 from __future__ import annotations
@@ -33,7 +41,19 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["ConfigError", "describe_allowed", "describe_error", "key_path", "validate_config"]
+__all__ = ["ConfigError", "SCALES", "configured_scales", "describe_allowed", "describe_error",
+           "expand_presets", "key_path", "source_key", "validate_config"]
+
+#: The numerical presets a config may define (``scales.<name>``), smallest first: ``quick``
+#: rebuilds every figure in minutes, ``referee`` decides every claim on a 2-core laptop,
+#: ``paper`` is the papers' resolution.  ``quick`` and ``paper`` are required, ``referee``
+#: is optional (small test configs leave it out).
+SCALES = ("quick", "referee", "paper")
+
+
+def configured_scales(config: Mapping[str, Any]) -> list[str]:
+    """The presets of :data:`SCALES` that ``config["scales"]`` defines, in that order."""
+    return [scale for scale in SCALES if scale in config.get("scales", {})]
 
 _TYPE_NAMES = {
     "integer": "an integer",
@@ -50,15 +70,9 @@ class ConfigError(ValueError):
     """An invalid configuration; the message is one line."""
 
 
-def _default_plan_check(config: Mapping[str, Any]) -> str | None:
-    from .jobsizes import check_job_sizes
-
-    return check_job_sizes(config)
-
-
 def validate_config(config: dict[str, Any], schema: Mapping[str, Any], *,
-                    plan_check: Callable[[Mapping[str, Any]], str | None] | None
-                    = _default_plan_check) -> dict[str, Any]:
+                    plan_check: Callable[[Mapping[str, Any]], str | None] | None = None
+                    ) -> dict[str, Any]:
     """Fill schema defaults into ``config`` in place, then validate it.
 
     Parameters
@@ -70,8 +84,7 @@ def validate_config(config: dict[str, Any], schema: Mapping[str, Any], *,
         A JSON schema (draft 2020-12); its ``number`` means a finite number.
     plan_check : callable or None
         Cross-key check of the valid config, returning the first problem as
-        one line or None; default :func:`aimrepro.jobsizes.check_job_sizes`
-        (the pipeline's job sizes), None for none.
+        one line or None (the workflow's: ``aimrepro_workflow.checks.validated``).
 
     Returns
     -------
@@ -85,9 +98,14 @@ def validate_config(config: dict[str, Any], schema: Mapping[str, Any], *,
     """
     import jsonschema  # installed with snakemake; imported lazily for `import aimrepro`
 
+    overrides = {name: copy.deepcopy(preset) for name, preset in config.get("scales", {}).items()
+                 if isinstance(preset, Mapping) and "extends" in preset}
+    expand_presets(config)
     _fill_defaults(config, schema, schema)
     validator = _finite_number_validator()(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    # a value a preset inherits is reported where it is written, in its base preset
+    errors = [e for e in validator.iter_errors(config) if not _inherited(list(e.absolute_path), overrides)]
+    error = jsonschema.exceptions.best_match(errors)
     if error is not None:
         raise ConfigError(describe_error(error, root_schema=schema))
     problem = _check_grids(config, ())
@@ -95,6 +113,114 @@ def validate_config(config: dict[str, Any], schema: Mapping[str, Any], *,
         problem = plan_check(config)
     if problem is not None:
         raise ConfigError(problem)
+    return config
+
+
+def _merged(base: Any, override: Any) -> Any:
+    """``override`` on top of ``base``: mappings merged key by key, any other value replaced whole."""
+    if isinstance(base, Mapping) and isinstance(override, Mapping):
+        merged = {key: copy.deepcopy(value) for key, value in base.items()}
+        for key, value in override.items():
+            merged[key] = _merged(base[key], value) if key in base else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(override)
+
+
+def _inherited(path: Sequence[Any], overrides: Mapping[str, Any]) -> bool:
+    """The key path lies in a preset's part taken from its base (not written in ``overrides``)."""
+    if len(path) < 3 or path[0] != "scales" or path[1] not in overrides:
+        return False
+    node: Any = overrides[path[1]]
+    for part in path[2:]:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return not isinstance(node, list)  # inside a list the preset wrote it whole
+    return False
+
+
+def _value_at(node: Any, parts: Sequence[str | int]) -> tuple[bool, Any]:
+    for part in parts:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False, None
+    return True, node
+
+
+def _parse_key(key: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for piece in key.replace("]", "").split("."):
+        name, *indices = piece.split("[")
+        parts.append(name)
+        parts.extend(int(i) for i in indices)
+    return parts
+
+
+def source_key(config: Mapping[str, Any], key: str) -> str:
+    """Where an expanded preset's value is written: ``scales.referee.gd.d`` -> ``scales.quick.gd.d``.
+
+    Follows ``extends`` from the key's preset while the base holds the same
+    value at the same path, so that a message names the key a user edits.
+    Any other key comes back unchanged.
+    """
+    parts = _parse_key(key)
+    presets = config.get("scales", {})
+    if len(parts) < 3 or parts[0] != "scales" or parts[1] not in presets:
+        return key
+    name, seen = parts[1], set()
+    while True:
+        base = presets[name].get("extends") if isinstance(presets[name], Mapping) else None
+        if base not in presets or base in seen:
+            break
+        found, value = _value_at(presets[name], parts[2:])
+        found_base, base_value = _value_at(presets[base], parts[2:])
+        if not (found and found_base and value == base_value):
+            break
+        seen.add(name)
+        name = base
+    return key_path(["scales", name, *parts[2:]])
+
+
+def expand_presets(config: dict[str, Any]) -> dict[str, Any]:
+    """Expand every ``scales.<name>.extends: <base>`` into a whole preset, in place.
+
+    The preset becomes its base (expanded first, so a chain of presets
+    works) with its own keys merged on top (:func:`_merged`); ``extends``
+    stays in it, so the expanded config still says where it came from.
+    Expanding twice changes nothing.  A base that is not a preset, or a
+    cycle, raises :class:`ConfigError` naming the key.
+    """
+    presets = config.get("scales")
+    if not isinstance(presets, dict):
+        return config
+    done: dict[str, Any] = {}
+
+    def expand(name: str, chain: tuple[str, ...]) -> Any:
+        if name in done:
+            return done[name]
+        preset = presets[name]
+        base = preset.get("extends") if isinstance(preset, Mapping) else None
+        if base is None:
+            done[name] = preset
+            return preset
+        where = f"scales.{name}.extends"
+        if not isinstance(base, str) or base not in presets:
+            known = ", ".join(repr(p) for p in presets if p != name)
+            raise ConfigError(f"invalid config: {where} = {_show(base)}; allowed: the name of another "
+                              f"preset under scales ({known})")
+        if base in chain or base == name:
+            raise ConfigError(f"invalid config: {where} = {_show(base)}; allowed: a preset that does "
+                              f"not extend {name!r} in turn (cycle {' -> '.join((*chain, name, base))})")
+        done[name] = _merged(expand(base, (*chain, name)), preset)
+        return done[name]
+
+    for name in list(presets):
+        presets[name] = expand(name, ())
     return config
 
 

@@ -8,7 +8,7 @@ arrays the code allocates (read off the kernels named in each docstring), in
 interpreter with numpy and scipy loaded.  They are sums of terms, each a
 product of the job's sizes, so that an absurd size shows up as an absurd
 estimate *before* anything is allocated: the command line and the config
-check (:mod:`aimrepro.jobsizes`) compare them with a memory limit.
+check (the workflow's ``aimrepro_workflow.checks``) compare them with a memory limit.
 
 What an estimate is and is not
 ------------------------------
@@ -101,6 +101,15 @@ _RK_STAGES = {"RK45": 7, "DOP853": 13}
 #: finite-difference Jacobian's work arrays; BDF the Jacobian, its LU and the same work;
 #: LSODA its Fortran work array.
 _DENSE_JACOBIAN_FLOATS = {"Radau": 7, "BDF": 5, "LSODA": 1}
+#: The time model of :func:`_loop_seconds`: floating-point operations per second of numpy's
+#: BLAS on one core at the sizes of the loops, interpreter overhead per iteration, cost of one
+#: standard normal (numpy's ziggurat) and of one pass over a float64 entry of the state
+#: (updates, memory bound).  Fitted to online-SGD steps (d 50-3000, B 8-1024; within a
+#: factor 3 of the measured time, mostly above it; one core, load ~5 on 2 cores).
+_FLOPS_PER_SECOND = 3e10
+_SECONDS_PER_ITERATION = 40e-6
+_SECONDS_PER_NORMAL = 5e-9
+_SECONDS_PER_ENTRY_PASS = 1.5e-9
 #: Python bytes per letter of a word of the moment hierarchy's basis (``moments.WordBasis``:
 #: word tuples, index dict, the insertion tables as Python lists before their arrays),
 #: 140-340 measured with tracemalloc at M = 6..14 (fewer at larger M: small ints are shared).
@@ -119,10 +128,16 @@ class Estimate:
         Iterations of the job's main loop: SGD or Adam steps, AMP iterations
         (the cap), SE points, Monte-Carlo sequences, potential evaluations;
         0 where the job has no loop worth counting.  May be ``math.inf``.
+    seconds : float
+        CPU seconds of the main loop on one core (:func:`_loop_seconds`), an
+        order of magnitude (within a factor 3 of measured SGD runs), for the
+        command line's "this will take ~N s" line; 0 where not modelled (the jobs other than SGD, AMP,
+        GD and sampling a dataset).  May be ``math.inf``.
     """
 
     bytes: float
     steps: float = 0.0
+    seconds: float = 0.0
 
     @property
     def gib(self) -> float:
@@ -130,8 +145,9 @@ class Estimate:
 
     @staticmethod
     def peak(*estimates: Estimate) -> Estimate:
-        """Jobs run one after the other in one process: the largest peak, the summed steps."""
-        return Estimate(max(e.bytes for e in estimates), sum(e.steps for e in estimates))
+        """Jobs run one after the other in one process: the largest peak, the summed steps and seconds."""
+        return Estimate(max(e.bytes for e in estimates), sum(e.steps for e in estimates),
+                        sum(e.seconds for e in estimates))
 
 
 # ---------------------------------------------------------------------------
@@ -139,10 +155,19 @@ class Estimate:
 
 
 def _count(name: str, value, minimum: int = 1) -> float:
+    """A size as a float; an integer beyond the floats (10**400) is ``math.inf``, not OverflowError."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+        return float(value) if value < _FLOAT_LIMIT else math.inf
+    if isinstance(value, float) and value == math.inf:  # a size already beyond the floats
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
             math.isfinite(value) and value >= minimum and float(value).is_integer()):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return float(value)
+
+
+#: Integers from here on have no float (``float(2**1024)`` raises OverflowError).
+_FLOAT_LIMIT = 2 ** 1023
 
 
 def _positive(name: str, value) -> float:
@@ -152,18 +177,35 @@ def _positive(name: str, value) -> float:
     return float(value)
 
 
+def _rounded(value: float) -> float:
+    """round(value) as a float, at least 1; ``math.inf`` beyond the floats (never OverflowError)."""
+    return max(1.0, float(round(value))) if math.isfinite(value) else math.inf
+
+
 def _width(d: float, rho: float) -> float:
     """r = round(ρ d), at least 1 (``model.width``, ``ProblemSpec.width``)."""
-    return max(1.0, float(round(rho * d)))
+    return _rounded(rho * d)
 
 
 def _sequences(d: float, alpha: float) -> float:
     """n = round(α d²), at least 1 (``data.DatasetSpec.n``)."""
-    return max(1.0, float(round(alpha * d * d)))
+    return _rounded(alpha * d * d)
 
 
 def _total(*terms: float) -> float:
     return BASE_BYTES + math.fsum(terms)
+
+
+def _loop_seconds(iterations: float, *, flops: float = 0.0, normals: float = 0.0,
+                  entry_passes: float = 0.0) -> float:
+    """Seconds of ``iterations`` of a loop, each doing ``flops`` of BLAS work, drawing ``normals``
+    and making ``entry_passes`` passes over float64 entries (see :data:`_FLOPS_PER_SECOND`).
+
+    A product of overflow-safe floats: inf for an absurd size, never an exception.
+    """
+    per_iteration = (_SECONDS_PER_ITERATION + flops / _FLOPS_PER_SECOND + _SECONDS_PER_NORMAL * normals
+                     + _SECONDS_PER_ENTRY_PASS * entry_passes)
+    return iterations * per_iteration if iterations else 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -208,7 +250,9 @@ def dataset_job(*, T, d, rho, alpha, n_test) -> Estimate:
     n, r = _sequences(d, alpha), _width(d, rho)
     train = F4 * n * T * d + _label_bytes(n, T, d, r)
     test = F4 * n * T * d + F8 * n * T * T + F4 * n_test * T * d + _label_bytes(n_test, T, d, r)
-    return Estimate(_total(F8 * d * r, max(train, test)))
+    # the tokens' normals and their projection X W, in one pass
+    seconds = _loop_seconds(1, flops=2 * (n + n_test) * T * d * r, normals=(n + n_test) * T * d)
+    return Estimate(_total(F8 * d * r, max(train, test)), 0.0, seconds)
 
 
 def _stored_dataset(n: float, n_test: float, T: float, d: float, r: float) -> float:
@@ -248,7 +292,11 @@ def amp_job(*, T, d, rho, alpha, n_test, max_iter, channel: str = "hardmax") -> 
                                      F8 * n * T * (d + T))
     during = F8 * n * T * d + iteration + F8 * 10 * d * d + 5 * 32.0 * iterations
     after = _plug_in_bytes(n_test, T, d) + F8 * 3 * d * d
-    return Estimate(_total(_stored_dataset(n, n_test, T, d, r), max(during, after)), iterations)
+    # an iteration: the index pass X S and the back-projection (2 n T d² each), the
+    # eigendecomposition of the d×d estimate (~10 d³) and g_out on the n T² indices
+    seconds = _loop_seconds(iterations, flops=4 * n * T * d * d + 10 * d * d * d,
+                            entry_passes=channel_temps / F8 + 10 * d * d)
+    return Estimate(_total(_stored_dataset(n, n_test, T, d, r), max(during, after)), iterations, seconds)
 
 
 def gd_job(*, T, d, rho, alpha, n_test, inits, steps, trace: bool = True) -> Estimate:
@@ -272,7 +320,12 @@ def gd_job(*, T, d, rho, alpha, n_test, inits, steps, trace: bool = True) -> Est
     held = F8 * (n * T * d + d * d + 5 * K * d * r + K * (n_steps + 1))
     working = F8 * chunk * (2 * n * T * r + 7 * n * T * T + d * r) + (F8 * 3 * d * d if trace else 0.0)
     after = _plug_in_bytes(n_test, T, d) + F8 * (K * d * r + 3 * d * d)
-    return Estimate(_total(_stored_dataset(n, n_test, T, d, r), held + max(working, after)), n_steps)
+    # an Adam step of K students: forward X W and backward (3 products of 2 n T d r flops),
+    # the softmax and residual arrays (~7 n T² entries) and Adam's update (~12 passes over K d r)
+    seconds = _loop_seconds(n_steps, flops=K * 6 * n * T * d * r,
+                            entry_passes=K * (7 * n * T * T + 12 * d * r))
+    return Estimate(_total(_stored_dataset(n, n_test, T, d, r), held + max(working, after)), n_steps,
+                    seconds)
 
 
 # ---------------------------------------------------------------------------
@@ -325,14 +378,19 @@ def sgd_job(*, param: str, T, d, rho, batch, lr, horizon, records, student_rho=N
     elif param == "tied":
         parameters = F8 * (d * r_teacher + 4 * d * r)
         projections = F8 * B * T * (r + max(r_teacher, r))
-        grams = F8 * 2 * max(r, r_teacher) ** 2
+        grams = F8 * 2 * max(r, r_teacher) * max(r, r_teacher)  # a product: inf, never OverflowError
     else:
         parameters = F8 * (2 * d * r_teacher + 6 * d * r)
         projections = F8 * B * T * (2 * r + 2 * max(r_teacher, r))
-        grams = F8 * 2 * max(r, r_teacher) ** 2
+        grams = F8 * 2 * max(r, r_teacher) * max(r, r_teacher)  # a product: inf, never OverflowError
     per_step = F8 * B * T * d + projections + F8 * 12 * B * T * T
     bookkeeping = B1 * (steps + 1) + F8 * 6 * R
-    return Estimate(_total(parameters, per_step, grams, bookkeeping), steps)
+    # a step: the batch's normals, the projections and the gradient's product (2 B T d w
+    # flops each, w the projections' width: student and teacher) and the parameters' update
+    width = projections / (F8 * B * T)
+    seconds = _loop_seconds(steps, flops=4 * B * T * d * width, normals=B * T * d,
+                            entry_passes=parameters / F8)
+    return Estimate(_total(parameters, per_step, grams, bookkeeping), steps, seconds)
 
 
 def _explicit_solver(n: float, records: float, method: str, rhs_arrays: float) -> float:

@@ -12,7 +12,7 @@ from aimrepro.paper1 import amp
 from aimrepro.paper1.amp import SECorrespondence
 from aimrepro.paper1.channels import make_channel
 from aimrepro.paper1.data import DatasetSpec, sample_dataset
-from aimrepro.paper1.state_evolution import _mmse_any, solve_se
+from aimrepro.paper1.state_evolution import mmse_any, solve_se
 
 
 def sensing_matrices(X):
@@ -51,7 +51,7 @@ def test_se_correspondence_maps_both_ways_and_closes_the_se_fixed_point():
     point = solve_se(make_channel("hardmax", T=2), 0.3, rho)
     fixed = SECorrespondence(mmse=point.mmse, q_hat=point.q_hat)
     assert fixed.V == pytest.approx(2 * (1 + rho - point.q), rel=1e-12)
-    assert _mmse_any(np.array([fixed.delta]), rho)[0] == pytest.approx(fixed.C_hat, abs=1e-9)
+    assert mmse_any(np.array([fixed.delta]), rho)[0] == pytest.approx(fixed.C_hat, abs=1e-9)
 
 
 def run(channel, T, rho, alpha, d=50, seeds=4, max_iter=1000):

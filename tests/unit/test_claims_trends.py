@@ -1,4 +1,4 @@
-"""aimrepro.claims.trends: the finite-size fit e(d) = e∞ + b/d that simulation rows are judged on."""
+"""aimrepro.claims.trends: the finite-size fit e(d) = e∞ + b/d (+ c/d²) that simulation rows are judged on."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from aimrepro.claims.table import INFORMATIONAL
-from aimrepro.claims.trends import NOT_DECISIVE, fit_finite_size, judge_trend, mean_and_sem
+from aimrepro.claims.trends import NOT_DECISIVE, fit_finite_size, fit_trend, judge_trend, mean_and_sem
 
 
 def test_exact_one_over_d_data_is_fitted_exactly():
@@ -47,7 +47,7 @@ def test_a_trend_that_does_not_shrink_like_one_over_d_is_flagged():
 
 
 def test_bad_inputs_are_refused():
-    with pytest.raises(ValueError, match="two distinct sizes"):
+    with pytest.raises(ValueError, match="at least 2 distinct sizes"):
         fit_finite_size([100, 100], [0.1, 0.1], [0.01, 0.01])
     with pytest.raises(ValueError, match="error of the mean finite and > 0"):
         fit_finite_size([50, 100], [0.1, 0.05], [math.nan, 0.01])
@@ -72,3 +72,42 @@ def test_a_trend_is_judged_only_when_its_extrapolation_can_tell():
     verdict = judge_trend(noisy, 0.02, True, "note")
     assert verdict["verdict"] == INFORMATIONAL and "passed" not in verdict
     assert verdict["note"].startswith(f"note; {NOT_DECISIVE}")
+
+
+# --- the form of the trend: 1/d, and 1/d² only where 1/d is rejected ----------------------
+
+
+def test_fit_trend_keeps_the_one_over_d_form_when_it_fits():
+    d = [50, 100, 200, 400]
+    fit = fit_trend(d, [0.01 + 2.0 / x for x in d], [0.001] * 4, [8] * 4)
+    assert fit.powers == (0, 1) and fit.form == "e∞ + b/d"
+    assert fit.limit == pytest.approx(0.01)
+
+
+def test_fit_trend_adds_the_next_order_where_one_over_d_is_rejected():
+    d = [100, 200, 400, 800, 1600]
+    mean = [0.002 + 300.0 / x - 12000.0 / x ** 2 for x in d]
+    sem = [1e-3] * 5
+    assert not fit_finite_size(d, mean, sem).consistent
+    fit = fit_trend(d, mean, sem, [40] * 5)
+    assert fit.powers == (0, 1, 2) and fit.consistent
+    assert fit.limit == pytest.approx(0.002, abs=1e-9)
+    assert fit.curvature == pytest.approx(-12000.0, rel=1e-6)
+    assert "c = " in fit.fit_text() and "e∞ + b/d + c/d²" in fit.fit_text()
+
+
+def test_fit_trend_needs_a_degree_of_freedom_for_the_second_form():
+    d = [100, 200, 400]  # three sizes: a three-term fit would have none
+    fit = fit_trend(d, [300.0 / x - 12000.0 / x ** 2 for x in d], [1e-3] * 3)
+    assert fit.powers == (0, 1) and not fit.consistent
+
+
+def test_fit_trend_keeps_the_rejected_one_over_d_fit_when_neither_form_fits():
+    d = [100, 200, 400, 800]
+    fit = fit_trend(d, [0.0, 1.0, 0.0, 1.0], [1e-3] * 4)
+    assert fit.powers == (0, 1) and not fit.consistent
+
+
+def test_fit_finite_size_refuses_other_forms():
+    with pytest.raises(ValueError, match="powers"):
+        fit_finite_size([1, 2, 3], [0, 0, 0], [1, 1, 1], powers=(0, 2))

@@ -62,20 +62,20 @@ def test_the_paper_scale_costs_more_than_the_quick_one():
     assert paper["temporary_disk_bytes"] > 0 == quick["temporary_disk_bytes"]
 
 
-def _repository_with(tmp_path, config):
-    """The workflow directory and a config, as a repository of its own."""
-    shutil.copytree(REPO / "workflow", tmp_path / "repo" / "workflow",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "repo" / "config.yaml").write_text(yaml.safe_dump(config))
-    return tmp_path / "repo" / "config.yaml"
+def _config_file(tmp_path, config):
+    """A config file in a directory of its own, away from any repository."""
+    (tmp_path / "elsewhere").mkdir(exist_ok=True)
+    path = tmp_path / "elsewhere" / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
 
 
-def test_a_configfile_elsewhere_is_costed_with_its_repositorys_model(tmp_path):
+def test_a_configfile_anywhere_is_costed_by_the_installed_workflow_layer(tmp_path):
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["scales"]["quick"]["paper2"]["figure3"]["seeds"] = 4  # twice the untied Figure 3 runs
-    path = _repository_with(tmp_path, config)
-    (tmp_path / "elsewhere").mkdir()
-    done = run_cost("--configfile", str(path), "--json", cwd=tmp_path / "elsewhere")
+    path = _config_file(tmp_path, config)
+    (tmp_path / "cwd").mkdir()
+    done = run_cost("--configfile", str(path), "--json", cwd=tmp_path / "cwd")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["config"] == str(path)
     default = json.loads(run_cost("--json").stdout)
@@ -91,17 +91,48 @@ def test_a_configfile_elsewhere_is_costed_with_its_repositorys_model(tmp_path):
     assert untied == {row["rule"]: row["jobs"] for row in default["rules"]}["untied_sgd_run"] + 6 + more_plateau
 
 
-def test_without_a_repository_the_command_says_where_to_run(tmp_path):
-    assert_usage_error(run_cost(cwd=tmp_path), ["repository root", "--configfile"])
+def test_the_command_leaves_sys_path_alone(monkeypatch, capsys):
+    import sys
+
+    from aimrepro.cli import main
+
+    monkeypatch.chdir(REPO)
+    before = list(sys.path)
+    assert main(["cost", "--json"]) == 0
+    assert sys.path == before
+    assert json.loads(capsys.readouterr().out)["scale"] == "quick"
+
+
+def test_without_a_config_the_command_says_where_to_run(tmp_path):
+    assert_usage_error(run_cost(cwd=tmp_path), ["config.yaml", "repository root", "--configfile"])
+
+
+def test_the_scale_costed_is_checked_against_the_limits(tmp_path):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["scales"]["paper"]["hardmax_tokens"]["amp"]["seeds"] = 10**6
+    path = _config_file(tmp_path, config)
+    assert run_cost("--configfile", str(path), "--scale", "quick", "--json").returncode == 0
+    assert_usage_error(run_cost("--configfile", str(path), "--scale", "paper"),
+                       [str(path), "scales.paper.hardmax_tokens.amp.seeds = 1000000", "limits.plan_jobs"])
 
 
 def test_an_invalid_config_is_refused_in_one_line(tmp_path):
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["scales"]["paper"]["gd"]["d"] = -5
-    path = _repository_with(tmp_path, config)
+    path = _config_file(tmp_path, config)
     assert_usage_error(run_cost("--configfile", str(path), cwd=tmp_path),
                        [str(path), "scales.paper.gd.d = -5"])
     # found without --configfile: the message names the file, not an option not given
     done = run_cost(cwd=path.parent)
     assert_usage_error(done, [str(path), "scales.paper.gd.d = -5"])
+    assert "--configfile" not in done.stderr.splitlines()[-1]
+
+
+def test_a_config_that_is_not_yaml_is_one_line_naming_the_line_that_opened_the_fault(tmp_path):
+    path = _config_file(tmp_path, yaml.safe_load((REPO / "config.yaml").read_text()))
+    text = path.read_text()
+    path.write_text("limits:\n  job_memory_gb: [64\n" + text)
+    done = run_cost(cwd=path.parent)
+    assert_usage_error(done, [f"config file {path}, line", "not valid YAML",
+                              "flow sequence opened at line 2, column 18"])
     assert "--configfile" not in done.stderr.splitlines()[-1]

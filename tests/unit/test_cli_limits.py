@@ -13,7 +13,7 @@ import pytest
 
 from aimrepro import cli, resources
 
-from conftest import assert_usage_error, executable
+from conftest import assert_usage_error, changed, executable, run_main
 
 GD = ["gd", "--T", "2", "--rho", "0.5", "--alpha", "0.1", "--d", "60", "--inits", "8",
       "--steps", "1000", "--lr", "0.1", "--seed", "1"]
@@ -22,27 +22,6 @@ SGD = ["sgd", "--param", "tied", "--link", "h2", "--T", "1", "--d", "100", "--lr
 AMP = ["amp", "--channel", "hardmax", "--T", "2", "--rho", "0.5", "--alpha", "0.3", "--d", "100",
        "--seed", "1"]
 SE = ["se", "--channel", "softmax", "--T", "2", "--alpha", "0.1"]
-
-
-def run_main(capsys, args) -> subprocess.CompletedProcess:
-    """``cli.main(args)`` in this process, as a CompletedProcess (status, stdout, stderr)."""
-    try:
-        status = cli.main(args)
-    except SystemExit as stop:
-        status = stop.code
-    captured = capsys.readouterr()
-    return subprocess.CompletedProcess(args, status, captured.out, captured.err)
-
-
-def changed(base: list[str], **options: str) -> list[str]:
-    args = list(base)
-    for key, value in options.items():
-        flag = "--" + key.replace("_", "-")
-        if flag in args:
-            args[args.index(flag) + 1] = value
-        else:
-            args += [flag, value]
-    return args
 
 
 # The issue's examples (sizes as the parser takes them: integers spelled out), then more.
@@ -90,26 +69,36 @@ def test_refused_with_one_line_naming_the_option(capsys, args, names):
     assert_usage_error(run_main(capsys, args), names)
 
 
-def test_the_default_limit_is_the_available_memory(capsys, monkeypatch):
+def test_the_default_limit_is_nine_tenths_of_the_available_memory(capsys, monkeypatch):
     monkeypatch.setattr(resources, "available_memory", lambda: 2.0 * 2 ** 30)
     done = run_main(capsys, changed(GD, inits="100000"))
-    assert_usage_error(done, ["--inits = 100000", "limit 2 GiB (available memory; --memory-limit"])
+    assert_usage_error(done, ["--inits = 100000", "limit 1.8 GiB (90% of the available memory; --memory-limit"])
 
 
 def test_a_run_that_fits_is_not_refused(capsys, monkeypatch):
     """The check passes a small run (the run itself is cut short here: not the point)."""
+    from aimrepro.paper2 import sgd
+
     called = []
-    monkeypatch.setattr(cli, "_run_sgd", lambda args, sub: called.append(args.d) or 0)
-    assert run_main(capsys, changed(SGD, memory_limit="1")).returncode == 0
+
+    def cut_short(run, **options):
+        called.append(run.spec.d)
+        raise MemoryError("cut short")
+
+    monkeypatch.setattr(sgd.SGDRun, "run", cut_short)
+    done = run_main(capsys, changed(SGD, memory_limit="1"))
+    assert done.returncode == 1 and "cut short" in done.stderr
     assert called == [100]
 
 
 def test_running_out_of_memory_anyway_is_one_line(capsys, monkeypatch):
     """An estimate below the machine's memory that still fails: one line, status 1."""
-    def exhausted(args, subparser):
+    from aimrepro.paper2 import sgd
+
+    def exhausted(run, **options):
         raise MemoryError("Unable to allocate 37.3 GiB for an array")
 
-    monkeypatch.setattr(cli, "_run_sgd", exhausted)
+    monkeypatch.setattr(sgd.SGDRun, "run", exhausted)
     done = run_main(capsys, changed(SGD, memory_limit="1e300"))
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == "aimrepro: out of memory: Unable to allocate 37.3 GiB for an array\n"

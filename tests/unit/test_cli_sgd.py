@@ -6,21 +6,14 @@ import json
 
 import pytest
 
-from conftest import assert_usage_error, run_cli
+from conftest import assert_usage_error, changed, run_cli
 
 BASE = ["sgd", "--param", "tied", "--link", "h2", "--T", "1", "--d", "30", "--lr", "0.01",
         "--batch", "32", "--horizon", "0.4", "--seed", "2", "--records", "5"]
 
 
 def _with(**changes) -> list[str]:
-    args = list(BASE)
-    for key, value in changes.items():
-        flag = "--" + key.replace("_", "-")
-        if flag in args:
-            args[args.index(flag) + 1] = value
-        else:
-            args += [flag, value]
-    return args
+    return changed(BASE, **changes)
 
 
 def test_sgd_prints_records_and_a_summary_line_reproducibly():

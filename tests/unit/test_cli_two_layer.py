@@ -1,4 +1,4 @@
-"""``aimrepro se --layers 2`` (docs/paper1.md §13): arguments checked before any table is computed.
+"""``aimrepro se --layers 2`` (docs/paper1.md §14): arguments checked before any table is computed.
 
 A full run tabulates the Fisher information (~10–40 s CPU), so the run itself is
 exercised in-process on a tiny table (the CLI's table settings patched).

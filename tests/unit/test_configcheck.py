@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -60,7 +61,7 @@ def test_defaults_are_filled_in():
     (lambda c: c["paper1"]["figure2"]["right"].__setitem__("rho", "half"),
      "paper1.figure2.right.rho = 'half'; allowed: a finite number > 0"),
     (lambda c: c.__setitem__("scale", "huge"),
-     "scale = 'huge'; allowed: one of 'quick', 'paper'"),
+     "scale = 'huge'; allowed: one of 'quick', 'referee', 'paper'"),
     (lambda c: c["scales"]["paper"]["se_points"].__setitem__("hardmax", 1.5),
      "scales.paper.se_points.hardmax = 1.5; allowed: an integer >= 2"),
     (lambda c: c["paper1"]["figure1"]["left"].__setitem__("rhos", [0.5, 0.5]),
@@ -138,98 +139,75 @@ def test_yaml_nan_and_inf_are_read_as_floats_and_refused():
         validate_config(config, SCHEMA)
 
 
-# --- job sizes: every planned job's memory against limits.job_memory_gb --------------
+# --- presets that extend another (aimrepro.config.expand_presets) -------------------------
 
 
-ABSURD = [
-    # the examples (each alone in an otherwise default config)
-    ("scales.quick.se_points.softmax", 10**7, "se_curve"),
-    ("scales.quick.data.test_samples", 10**9, "gd_run"),   # the GD trend at d = 100, T = 4
-    ("scales.paper.data.test_samples", 10**9, "gd_run"),
-    ("paper1.figure2.right.gd.optimizer.steps", 10**12, "gd_run"),
-    ("scales.quick.paper2.figure2.d", 10**6, "reference_flow"),
-    ("scales.quick.paper2.figure2.batch", 10**9, "sgd_run"),
-    # more, at both scales
-    ("scales.paper.gd.inits", 10**6, "gd_run"),
-    ("scales.paper.gd.d", 10**4, "gd_run"),
-    ("scales.quick.amp.softmax.d", 5000, "amp_run"),
-    ("paper1.figure2.right.amp.runs[0].alpha.hi", 1e6, "amp_run"),
-    ("paper1.amp_solver.max_iter", 10**12, "amp_run"),
-    ("paper2.figure2.horizon", 1e12, "sgd_run"),
-    ("scales.quick.paper2.figure2.lr", 1e-12, "sgd_run"),
-    ("paper2.figureS3.eta", 1e-12, "sgd_run"),
-    ("scales.paper.paper2.figureS1.dims[4]", 10**6, "theorem1"),
-    ("scales.quick.paper2.figureS2.n_grid", 10**6, "landscape"),
-    ("scales.quick.paper2.figureS6.d", 10**5, "truncation_error"),
-    ("scales.quick.paper2.figure4.records", 10**6, "riccati_flow"),
-    ("scales.quick.paper2.figureS5.n_grid", 10**10, "untied_fast_states"),
-    ("scales.quick.paper2.figureS4.dims[2]", 10**5, "untied"),
-    ("scales.quick.paper2.untied_flow.method", "Radau", "untied_theory"),
-    ("paper2.figure3.rho", 1e4, "untied"),
-]
-
-
-@pytest.mark.parametrize(("path", "value", "rule"), ABSURD, ids=[f"{p}={v}" for p, v, _ in ABSURD])
-def test_absurd_sizes_are_refused_naming_the_key(path, value, rule):
-    message = error_for(_set(path, value))
-    shown = f"{value:g}" if isinstance(value, float) else str(value)
-    assert message.startswith(f"invalid config: {path} = {shown}: the largest job ({rule}")
-    assert "GiB (estimate" in message and "above limits.job_memory_gb = 64" in message
-
-
-def test_the_limit_is_configurable():
-    config = copy.deepcopy(CONFIG)
-    config["limits"] = {"job_memory_gb": 10**6}
-    config["scales"]["quick"]["paper2"]["figure2"]["batch"] = 10**9  # ~1.5e3 GiB: now admitted
-    validate_config(config, SCHEMA)
-    message = error_for(lambda c: c.__setitem__("limits", {"job_memory_gb": 0.01}))
-    assert "above limits.job_memory_gb = 0.01" in message
-
-
-def test_both_presets_fit_the_default_limit_with_room():
-    from aimrepro.jobsizes import DEFAULT_JOB_MEMORY_GB, planned_jobs
-
+def test_the_referee_preset_is_the_quick_one_with_its_own_keys_on_top():
     config = validate_config(copy.deepcopy(CONFIG), SCHEMA)
-    largest = {scale: max(job.size().gib for job in planned_jobs(config, scale))
-               for scale in ("quick", "paper")}
-    assert largest["quick"] < 2 and largest["paper"] < DEFAULT_JOB_MEMORY_GB / 4
-    assert SCHEMA["properties"]["limits"]["properties"]["job_memory_gb"]["default"] \
-        == DEFAULT_JOB_MEMORY_GB
+    quick, referee = config["scales"]["quick"], config["scales"]["referee"]
+    written = CONFIG["scales"]["referee"]
+    assert referee["extends"] == "quick"
+    # keys the referee does not write are the quick ones, whole
+    for key in set(quick) - set(written):
+        assert referee[key] == quick[key], key
+    # mappings merge key by key: the referee's paper2 keeps every quick section it does not name
+    for section in set(quick["paper2"]) - set(written["paper2"]):
+        assert referee["paper2"][section] == quick["paper2"][section], section
+    for section, sizes in written["paper2"].items():
+        assert referee["paper2"][section] == {**quick["paper2"][section], **sizes}
+    assert referee["trends"]["gd"] == written["trends"]["gd"]
 
 
-def test_every_job_rule_with_sizes_is_planned():
-    from aimrepro.jobsizes import planned_jobs
+def test_expanding_presets_twice_changes_nothing():
+    from aimrepro.config import expand_presets
 
-    config = validate_config(copy.deepcopy(CONFIG), SCHEMA)
-    rules = {job.rule for job in planned_jobs(config, "quick")}
-    assert rules == {"se_curve", "aim_dataset", "amp_run", "gd_run", "sgd_run", "reference_flow",
-                     "flow_ensemble", "theorem1", "landscape", "moment_truncations", "riccati_flow",
-                     "truncation_error", "untied_sgd_run", "untied_theory", "untied_fast_states"}
+    once = expand_presets(copy.deepcopy(CONFIG))
+    assert expand_presets(copy.deepcopy(once)) == once
 
 
-@pytest.mark.parametrize(("path", "value"), [
-    ("paper1.figure1.left.rhos[0]", 1e-5),
-    ("paper1.figure2.left.rhos[1]", 1e15),
-    ("paper1.figure2.right.rho", 1e-9),
-    ("paper1.figure1.amp.first_index[0].rho", 1e-6),
+def test_a_chain_of_presets_expands_in_order():
+    from aimrepro.config import expand_presets
+
+    config = {"scales": {"a": {"x": {"p": 1, "q": 2}, "y": [1, 2]},
+                         "b": {"extends": "a", "x": {"q": 3}},
+                         "c": {"extends": "b", "y": [5]}}}
+    expand_presets(config)
+    assert config["scales"]["c"] == {"extends": "b", "x": {"p": 1, "q": 3}, "y": [5]}
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda c: c["scales"]["referee"].__setitem__("extends", "huge"),
+     "scales.referee.extends = 'huge'; allowed: the name of another preset under scales"),
+    (lambda c: c["scales"]["quick"].__setitem__("extends", "referee"),
+     "scales.referee.extends = 'quick'; allowed: a preset that does not extend 'referee' in turn"),
+    # an inherited bad value is reported in the preset that wrote it
+    (lambda c: c["scales"]["quick"]["gd"].__setitem__("inits", 0),
+     "scales.quick.gd.inits = 0; allowed: an integer >= 1"),
+    (lambda c: c["scales"]["referee"]["trends"]["gd"].__setitem__("seeds", 1),
+     "scales.referee.trends.gd.seeds = 1; allowed: an integer in [2, 1000]"),
 ])
-def test_se_width_ratios_outside_the_validated_range_are_refused(path, value):
-    message = error_for(_set(path, value))
-    assert message.startswith(f"invalid config: {path} = {value:g}; allowed: a number in "
-                              f"[0.0001, 1e+14]")
+def test_preset_errors_name_the_key_where_it_is_written(mutate, expected):
+    assert error_for(mutate).startswith("invalid config: " + expected)
 
 
-def test_the_se_range_is_that_of_the_spectra_module():
-    from aimrepro import jobsizes
-    from aimrepro.paper1 import spectra
+def test_a_scale_without_its_preset_is_refused():
+    from conftest import validated
 
-    assert jobsizes.SE_RHO_RANGE == (spectra.RHO_MIN, spectra.RHO_MAX)
+    config = copy.deepcopy(CONFIG)
+    del config["scales"]["referee"]
+    config["scale"] = "referee"
+    with pytest.raises(ConfigError, match=r"scale = 'referee'; allowed: a preset the config defines under "
+                                          r"scales \('quick', 'paper'\)"):
+        validated(config)
 
 
-def test_the_untied_truncations_sgd_needs_both_its_learning_rate_and_batch():
-    def drop_batch(config):
-        del config["scales"]["quick"]["paper2"]["untied_truncation"]["batch"]
+def test_trend_seeds_per_d_must_match_the_dims():
+    from conftest import validated
 
-    message = error_for(drop_batch)
-    assert message.startswith("invalid config: scales.quick.paper2.untied_truncation = ")
-    assert "lr and batch together or neither" in message
+    config = copy.deepcopy(CONFIG)
+    trend = config["scales"]["referee"]["trends"]["amp"]["softmax_T3"]
+    trend["seeds"] = [8] * (len(trend["dims"]) - 1)
+    shown = re.escape(str(trend["seeds"]))
+    with pytest.raises(ConfigError, match=rf"scales.referee.trends.amp.softmax_T3.seeds = {shown}; "
+                                          rf"allowed: one count, or one per d \({len(trend['dims'])} for dims"):
+        validated(config)

@@ -1,4 +1,4 @@
-"""The cost model (workflow/lib/aimrepro_workflow/costs.py) on the repository's config, without Snakemake."""
+"""The cost model (workflow/lib/aimrepro_workflow/costs.py, the kinds' work) on the repository's config."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from conftest import REPO  # conftest also puts workflow/lib on sys.path
 from aimrepro import resources as R
 from aimrepro.config import validate_config
 from aimrepro.paper1.data import DatasetSpec, dataset_bytes
-from aimrepro_workflow import costs, paths
-from aimrepro_workflow.costs import CostModel
+from aimrepro_workflow import costs
+from aimrepro_workflow.costs import CostModel, job_cost
+from aimrepro_workflow.kinds import KINDS
+from aimrepro_workflow.plans import Plan
 
-SCALES = ("quick", "paper")
+SCALES = ("quick", "referee", "paper")
 
 
 def _config() -> dict:
@@ -61,21 +63,24 @@ def test_every_planned_job_has_a_finite_positive_cost(model, jobs, scale):
 
 
 @pytest.mark.parametrize("scale", SCALES)
-def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
+def test_the_planned_jobs_are_the_plans_jobs_each_once(model, jobs, scale):
     plan = model.plan
+    planned = plan.jobs(scale)
+    assert [(job.rule, job.kind.path.parse(job.path) if job.kind.path else {"scale": scale})
+            for job in planned] == [(rule, w if "scale" in w else {**w, "scale": scale})
+                                    for rule, w in jobs[scale]]
+    outputs = [job.outputs[0] for job in planned]
+    assert len(outputs) == len(set(outputs))
     counts = Counter(costs._group(rule) for rule, _ in jobs[scale])
-    amp_runs = [p for c in plan.amp_curves(scale) for per_alpha in c["runs"] for p in per_alpha]
-    gd_runs = [p for c in plan.figure2_gd_curves(scale) for per_alpha in c["runs"] for p in per_alpha]
-    # the finite-size trends add runs at other d; where they meet a figure's grid they share its runs
-    amp_runs += [p for p in plan.trend_runs(scale, "amp") if p not in set(amp_runs)]
-    gd_runs += [p for p in plan.trend_runs(scale, "gd") if p not in set(gd_runs)]
-    datasets = {paths.dataset_of(paths.AMP_RUN.parse(p)) for p in amp_runs}
-    datasets |= {paths.dataset_of(paths.GD_RUN.parse(p)) for p in gd_runs}
+    amp_runs = {p for c in plan.amp_curves(scale) for per_alpha in c["runs"] for p in per_alpha}
+    amp_runs |= set(plan.trend_runs(scale, "amp")) | set(plan.trend_runs(scale, "gd_amp"))
+    gd_runs = {p for c in plan.figure2_gd_curves(scale) for per_alpha in c["runs"] for p in per_alpha}
+    gd_runs |= set(plan.trend_runs(scale, "gd"))
     tokens_runs = plan.tokens_amp_runs(scale)
-    datasets |= {run["data"] for run in tokens_runs}
-    assert counts["amp_run"] == len(amp_runs) == len(set(amp_runs))
-    assert counts["gd_run"] == len(gd_runs)
-    assert counts["aim_dataset"] == len(datasets)
+    assert counts["amp_run"] == len(amp_runs) and counts["gd_run"] == len(gd_runs)
+    # each run reads the dataset of its values (both hardmax channels the hardmax data)
+    datasets = {job.inputs()["data"] for job in planned if job.kind.name in ("amp_run", "gd_run", "tokens_amp_run")}
+    assert counts["aim_dataset"] == len(datasets) == len({r["data"] for r in tokens_runs} | datasets)
     untied = (plan.figure3_untied_runs(scale) + plan.figureS4_runs(scale) + plan.figureS5_runs(scale))
     plateau = {r["path"] for r in plan.figure3_plateau_runs(scale)} - {r["path"] for r in untied}
     truncation_sgd = plan.untied_truncation_sgd_runs(scale)
@@ -96,8 +101,18 @@ def test_the_planned_jobs_are_the_plans_results_each_once(model, jobs, scale):
     assert counts["tokens_se_curve"] == len(plan.tokens_curves(scale)) > 0
     assert counts["figures"] == len(plan.figures()) == 14
     assert counts["claims"] == len(plan.claim_topics(scale)) + 1
-    keys = [(rule, tuple(sorted(w.items()))) for rule, w in jobs[scale]]
-    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_a_job_made_from_its_wildcards_costs_what_the_planned_job_costs(model, jobs, scale):
+    """The rules price a job from its wildcards: a fresh plan (nothing planned) gives the same cost."""
+    fresh = Plan(model.config)
+    for job in model.plan.jobs(scale):
+        if job.kind.path is None:
+            continue
+        made = fresh.job(job.kind.name, scale, **job.kind.path.values(job.kind.path.parse(job.path)))
+        assert made.path == job.path
+        assert job_cost(made) == job_cost(job), job
 
 
 def test_the_paper_scale_has_the_dry_runs_job_count(jobs):
@@ -184,7 +199,7 @@ def test_a_datasets_disk_is_its_arrays_and_temporary_where_the_preset_says(model
 
 
 def test_an_unknown_rule_is_refused(model):
-    with pytest.raises(ValueError, match="rule 'all' has no cost model"):
+    with pytest.raises(ValueError, match="rule 'all' is not a registered kind"):
         model.job("all", {"scale": "quick"})
 
 
@@ -263,25 +278,18 @@ def test_the_paper_scales_datasets_are_temporary_disk(model):
     assert dataset["disk_bytes"] == 0 and dataset["temporary_disk_bytes"] > 10e9
 
 
-# --- one planning, checked twice --------------------------------------------------------
+# --- every kind --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scale", SCALES)
-def test_the_config_check_and_the_model_find_the_same_largest_job_per_rule(model, jobs, config,
-                                                                         scale):
-    """aimrepro.jobsizes plans the size-bearing jobs itself (to name config keys); it must
-    agree with the Plan-based enumeration on each rule's largest memory estimate."""
-    from aimrepro.jobsizes import planned_jobs
-
-    checked: dict[str, float] = {}
-    for job in planned_jobs(config, scale):
-        checked[job.rule] = max(checked.get(job.rule, 0.0), job.size().bytes)
-    planned: dict[str, float] = {}
-    for rule, wildcards in jobs[scale]:
-        kind = costs._kind(rule)
-        if kind in checked:
-            planned[kind] = max(planned.get(kind, 0.0), model.job(rule, wildcards).memory_bytes)
-    assert planned == pytest.approx(checked, rel=1e-12)
+def test_every_kind_declares_its_path_params_work_and_sizes(model):
+    """The registry is complete: each result kind has a path, typed params, a work and named sizes."""
+    planned = {job.kind.name for scale in ("quick", "paper") for job in model.plan.jobs(scale)}
+    assert planned == set(KINDS)  # the repository's config plans every kind
+    for kind in KINDS.values():
+        assert callable(kind.params) and callable(kind.work)
+        if kind.path is not None:
+            assert set(kind.sizes) <= set(kind.path.fields) | set(kind.reads), kind.name
+            assert kind.sizes or kind.name in ("amp_summary", "gd_summary"), kind.name
 
 
 def test_a_larger_config_costs_more(config):

@@ -46,3 +46,21 @@ def test_stationary_runs_are_usable_not_unconverged():
     table = {"n_runs": np.array([4, 4]), "n_converged": np.array([1, 4]), "n_stationary": np.array([2, 0])}
     assert unconverged_runs(table) == 1
     assert unconverged_runs({"n_runs": np.array([4]), "n_converged": np.array([3])}) == 1
+
+
+def test_runs_the_erratum_explains_are_said_in_grey_not_as_a_warning():
+    from aimrepro.figures.paper1 import published_gout_note
+    from aimrepro.figures.style import EXPLAINED_NOTE_COLOUR
+
+    left = [curve("hardmax_paper", 0.5, 0.2), curve("hardmax", 0.5, 0.005)]
+    note = published_gout_note(30, 36)
+    assert note.startswith("30 of 36 AMP runs with the published g_out diverged, as erratum B1 predicts")
+    fig, _ = draw_figure1(left, [curve("hardmax", 0.0, 0.01)], explained_runs=[note])
+    grey = [t for t in fig.texts if t.get_text() == note]
+    assert len(grey) == 1 and to_hex(grey[0].get_color()) == to_hex(EXPLAINED_NOTE_COLOUR)
+    assert "unconverged" not in fig._suptitle.get_text()
+    # a real warning stays red, beside the grey note
+    fig, _ = draw_figure1(left, [curve("hardmax", 0.0, 0.01)], n_unconverged_runs=1, explained_runs=[note])
+    assert fig._suptitle.get_text() == "1 unconverged simulation run(s): hollow markers"
+    assert to_hex(fig._suptitle.get_color()) == to_hex("red")
+    assert [t.get_text() for t in fig.texts if t.get_text() == note] == [note]

@@ -207,6 +207,32 @@ def test_figure2_right_draws_gd_and_amp_markers_with_a_key_and_marks_points_abov
     assert legend.get_title().get_text() == "GD: + single, x mean of K = 8 (d = 50)"
 
 
+def test_figure2_right_draws_the_gd_trend_at_its_largest_d_and_against_one_over_d():
+    from aimrepro.figures.paper1 import GDTrend
+
+    se = SECurve("softmax", 0.5, np.linspace(0.01, 1, 20), np.linspace(1, 0, 20), np.ones(20, bool))
+    trend = GDTrend(T=4, alphaT=0.153, K=32, se=0.8, d=(75, 100, 150), excess=(0.05, 0.04, 0.03),
+                    sem=(0.01, 0.008, 0.006))
+    fig, _ = draw_figure2([se], [se], gd_trend=trend)
+    ax_right = fig.axes[1]
+    (marker,) = ax_right.containers
+    # the largest d, at the mean of K: (1 + 1/K) SE + its excess
+    assert list(marker.lines[0].get_xdata()) == [0.153]
+    assert marker.lines[0].get_ydata()[0] == pytest.approx(0.8 * (1 + 1 / 32) + 0.03)
+    assert same_colour(marker.lines[0].get_color(), GD_AVERAGED_COLOURS[4])
+    assert "d = 150 (trend)" in legend_texts(ax_right)[0]
+    (inset,) = ax_right.child_axes
+    (points,) = inset.containers
+    assert list(points.lines[0].get_xdata()) == pytest.approx([1 / 75, 1 / 100, 1 / 150])
+    assert list(points.lines[0].get_ydata()) == pytest.approx([0.05, 0.04, 0.03])
+    zero = [line for line in inset.get_lines() if line.get_linestyle() == "--"]
+    assert len(zero) == 1 and list(zero[0].get_ydata()) == [0.0, 0.0]
+    assert inset.get_xlabel() == "$1/d$"
+    # no trend at a scale without one: no inset
+    fig, _ = draw_figure2([se], [se])
+    assert not fig.axes[1].child_axes
+
+
 def test_se_curve_from_table_checks_columns():
     table = {"alphabar": np.array([1.0]), "alpha": np.array([np.nan]),
              "mmse": np.array([0.5]), "converged": np.array([True])}

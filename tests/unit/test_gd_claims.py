@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from aimrepro.claims import paper1_gd as gd_claims
-from aimrepro.claims.paper1_gd import infinite_average, paper1_gd_claims
+from aimrepro.claims.paper1_gd import GDInputs, infinite_average, paper1_gd_claims
+from aimrepro.numerics.stats import control_variate_mean
 from aimrepro.paper1.state_evolution import solve_se
 from aimrepro.paper1.channels import make_channel
 
@@ -55,7 +56,7 @@ def rows_by_id(rows):
 def test_gd_like_the_published_one_passes_every_row():
     curves = [curve(2), curve(4)]
     tables = [table_for(2, GRID, 1.9, 0.045, 8, 1.1), table_for(4, GRID, 2.1, 0.045, 8, 1.1)]
-    rows = rows_by_id(paper1_gd_claims(curves, tables))
+    rows = rows_by_id(paper1_gd_claims(GDInputs(curves, tables)))
     assert set(rows) == {"p1-gd-averaged-se", "p1-gd-single-twice-mmse", "p1-gd-zero-error-onset"}
     assert rows["p1-gd-averaged-se"].verdict == "informational"  # one small d: the trend row judges
     assert all(row.passed for row in rows.values() if row.id != "p1-gd-averaged-se"), [
@@ -70,7 +71,7 @@ def test_each_row_fails_when_its_claim_does_not_hold():
     # averaged 0.2 above SE; singles 3 x SE; zero error only from 1.7 (bracket (1.6, 1.7] misses
     # [alpha_T,PR, 2 alpha_T,PR] = [0.75, 1.5])
     grid = sorted(GRID + [1.6, 1.7])
-    rows = rows_by_id(paper1_gd_claims([curve(3)], [table_for(3, grid, 3.0, 0.2, 8, 1.7)]))
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(3)], [table_for(3, grid, 3.0, 0.2, 8, 1.7)])))
     assert rows["p1-gd-averaged-se"].verdict == "informational"  # one small d: the trend row judges
     assert rows["p1-gd-averaged-se"].measured == pytest.approx(0.2)
     assert not rows["p1-gd-single-twice-mmse"].passed
@@ -79,27 +80,27 @@ def test_each_row_fails_when_its_claim_does_not_hold():
     stuck = table_for(3, GRID, 2.0, 0.0, 8, 99)
     stuck["single_mean"] += 0.01
     stuck["averaged_mean"] += 0.01
-    never = rows_by_id(paper1_gd_claims([curve(3)], [stuck]))
+    never = rows_by_id(paper1_gd_claims(GDInputs([curve(3)], [stuck])))
     assert not never["p1-gd-zero-error-onset"].passed and "never below" in never["p1-gd-zero-error-onset"].note
 
 
 def test_points_below_the_small_alpha_window_are_listed_not_counted():
     table = table_for(2, GRID, 2.0, 0.0, 8, 1.1)
     table["single_mean"][0] = 19.0 * table["se_mmse"][0]  # alpha_T = 0.01 < SMALL_ALPHA_T_MIN
-    row = rows_by_id(paper1_gd_claims([curve(2)], [table]))["p1-gd-single-twice-mmse"]
+    row = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table])))["p1-gd-single-twice-mmse"]
     assert row.passed and "left out" in row.note and "19" in row.note
     assert gd_claims.SMALL_ALPHA_T_MIN > 0.01
 
 
 def test_averaged_gd_below_the_bayes_optimal_error_fails():
     table = table_for(2, GRID, 2.0, -0.1, 8, 1.1)
-    row = rows_by_id(paper1_gd_claims([curve(2)], [table]))["p1-gd-averaged-se"]
+    row = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table])))["p1-gd-averaged-se"]
     assert row.verdict == "FAIL" and "below SE" in row.note
 
 
 def test_zero_error_below_the_bayes_threshold_fails_the_onset_row():
     # alpha_T,PR = 2 rho - rho^2 = 0.75 at rho = 0.5: zero error from 0.6 on is impossible for the optimum
-    row = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 0.6)]))["p1-gd-zero-error-onset"]
+    row = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 0.6)])))["p1-gd-zero-error-onset"]
     assert row.failed and "0.75" in row.claim
 
 
@@ -122,8 +123,8 @@ def gd_runs(excess_of_d, dims=(50, 75, 100), K=32, n=12, spread=0.02, seed=0):
 
 
 def gd_trend_row(runs, trend=None):
-    rows = rows_by_id(paper1_gd_claims([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
-                                       trend=trend or gd_trend(), trend_runs=runs))
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend or gd_trend(), trend_runs=runs)))
     return rows["p1-gd-trend-averaged"]
 
 
@@ -150,3 +151,80 @@ def test_a_gd_trend_without_sizes_says_so():
 def test_an_imprecise_gd_trend_is_not_decisive():
     row = gd_trend_row(gd_runs(lambda d: 0.05, spread=0.2))
     assert row.verdict == "informational" and "not decisive" in row.note
+
+
+# --- GAMP-RIE on the same datasets as control variate (module notes) ----------------------
+
+
+def test_the_control_variate_estimate_is_unbiased_and_its_error_is_its_spread():
+    """Correlated (G, A) draws: Ĝ averages to E[G] and its s.e. is Ĝ's spread over experiments."""
+    rng = np.random.default_rng(3)
+    c, n, m, true_mean = 1.03, 8, 40, 0.02
+    estimates, errors, plain = [], [], []
+    for _ in range(3000):
+        amp = 0.05 * rng.standard_normal(m) + 0.01                            # E[A] = 0.01
+        gd = true_mean + c * (amp[:n] - 0.01) + 0.01 * rng.standard_normal(n)  # E[G] = 0.02
+        estimate, error, count = control_variate_mean(gd, amp[:n], amp, c)
+        estimates.append(estimate), errors.append(error), plain.append(np.std(gd, ddof=1) / math.sqrt(n))
+        assert count == n
+    assert np.mean(estimates) == pytest.approx(true_mean, abs=3 * np.std(estimates) / math.sqrt(3000))
+    assert np.std(estimates) == pytest.approx(np.mean(errors), rel=0.1)
+    # Var = Var(D)/n + c² Var(A)/m (D and A independent here): the draws' spread is left only in
+    # the mean of the m AMP draws
+    assert np.mean(errors) == pytest.approx(math.sqrt(0.01 ** 2 / n + c * c * 0.05 ** 2 / m), rel=0.1)
+    assert np.mean(errors) < np.mean(plain) / 1.8
+
+
+def test_the_control_variate_refuses_mismatched_draws():
+    with pytest.raises(ValueError, match="one control value per paired draw"):
+        control_variate_mean([0.1, 0.2], [0.1], [0.1, 0.2], 1.1)
+    with pytest.raises(ValueError, match="at least as many control draws"):
+        control_variate_mean([0.1, 0.2], [0.1, 0.2], [0.1], 1.1)
+    assert math.isnan(control_variate_mean([0.1], [0.1], [0.1, 0.2], 1.1)[1])
+
+
+def paired_runs(excess_of_d, dims=(50, 75, 100), K=32, n=12, m=96, spread=0.06, seed=1):
+    """GD draws and AMP draws of one experiment: the first n AMP draws share the GD draws' data.
+
+    The draw's difficulty moves both errors (AMP by a, GD by (1 + 1/K) a); GD adds a small
+    noise of its own.  Returns (GD summaries, AMP summaries) per d.
+    """
+    rng = np.random.default_rng(seed)
+    se_value = solve_se(make_channel("softmax", T=4, beta=1.0), 0.0085, 0.5).mmse
+    c = 1 + 1 / K
+    gd, amp = [], []
+    for d in dims:
+        a = spread * rng.standard_normal(m)
+        own = 0.005 * rng.standard_normal(n)
+        gd.append([{"averaged_error": c * se_value + excess_of_d(d) + c * a[i] + own[i],
+                    "single_errors": np.full(K, 2 * se_value), "n_diverged": 0} for i in range(n)])
+        amp.append([{"error": se_value + x, "status": "converged"} for x in a])
+    return gd, amp
+
+
+def trend_with_amp(dims=(50, 75, 100), m=96):
+    trend = gd_trend(dims)
+    for point in trend["points"]:
+        point["amp_runs"] = [f"amp_{i}" for i in range(m)]
+    return trend
+
+
+def test_the_gd_trend_with_amp_on_the_same_data_is_decided_where_gd_alone_is_not():
+    runs, amp = paired_runs(lambda d: 2.0 / d)
+    alone = gd_trend_row(runs)
+    assert alone.verdict == "informational" and "not decisive" in alone.note
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp)))
+    row = rows["p1-gd-trend-averaged"]
+    assert "control variate" in row.note and "GD - (1 + 1/K) AMP" in row.note
+    assert row.passed and abs(row.measured) < 0.02
+
+
+def test_unusable_amp_runs_leave_their_draws_out_of_the_pairs():
+    runs, amp = paired_runs(lambda d: 2.0 / d)
+    for point in amp:
+        point[0]["status"] = "max_iter"
+    rows = rows_by_id(paper1_gd_claims(GDInputs([curve(2)], [table_for(2, GRID, 2.0, 0.0, 8, 1.1)],
+                                       trend=trend_with_amp(), trend_runs=runs, trend_amp_runs=amp)))
+    note = rows["p1-gd-trend-averaged"].note
+    assert "(11 pairs)" in note and "(95 draws)" in note

@@ -73,7 +73,7 @@ def test_label_constraints_describe_the_label_event(T):
         inside = np.all(z @ L.T > 0, axis=1)
         assert np.array_equal(inside, codes == ht.label_codes(w, T))
         # the ordering pieces are full-rank and partition the event
-        pieces = ht._ordered_constraints(T, tuple(int(a) for a in w))
+        pieces = ht.exact._ordered_constraints(T, tuple(int(a) for a in w))
         hits = sum(np.all(z @ P.T > 0, axis=1).astype(int) for P in pieces)
         assert all(np.linalg.matrix_rank(P) == P.shape[0] == M - 1 for P in pieces)
         assert np.array_equal(hits, inside.astype(int))
@@ -250,7 +250,7 @@ def test_pair_mean_of_posterior_draws_is_the_exact_squared_gradient_at_t3():
     pairs = ht.sample_se_pairs(3, 0.8, 5, rng)
     _, exact = ht.exact_posterior_mean(3, pairs.u, pairs.winners)
     draws = ht.posterior_draws(3, pairs.u, pairs.winners, rng, first_block=1, min_draws=4000)
-    pair_mean = ht._pair_mean(draws.draw_sum, draws.draw_sq, draws.count)
+    pair_mean = ht.fisher._pair_mean(draws.draw_sum, draws.draw_sq, draws.count)
     # Var of the pair mean over k draws ≈ 2(tr Σ² + 2 gᵀΣg)/k ≤ 2(5 + 2|g|²)/k, Σ the posterior covariance (≤ I)
     bound = np.sqrt(2.0 * (5.0 + 2.0 * np.sum(exact**2, axis=1)) / draws.count)
     assert np.all(np.abs(pair_mean - np.sum(exact**2, axis=1)) < Z_TOL * bound)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from aimrepro.claims import paper2_dynamics, paper2_untied
+from aimrepro.claims import paper2_dynamics, paper2_untied, strong_recovery
 from aimrepro.claims.table import OVERSTATED
 from aimrepro.paper2 import analysis, theory_tables
 from aimrepro.paper2.losses import MSELoss, make_link
@@ -274,10 +274,10 @@ def test_strong_recovery_rows_on_the_direct_ode_and_a_wrong_prediction():
     ensembles = {("direct", "h1", 30): [flows[0], flows[1]]}
     rates = [theory_tables.predicted_loss_rate(spec, seed) for seed in (0, 1)]
     assert rates == pytest.approx([4.0, 4.0], rel=1e-6)  # 4g, g = 1 for h1 at unit variance
-    rows = paper2_dynamics.strong_recovery_rows(ensembles, {("direct", "h1", 30): rates},
+    rows = strong_recovery.flow_rate_rows(ensembles, {("direct", "h1", 30): rates},
                                                 threshold=0.3)
     assert rows[0].id == "p2-strong-rate-direct-h1" and rows[0].passed, rows[0].note
-    wrong = paper2_dynamics.strong_recovery_rows(
+    wrong = strong_recovery.flow_rate_rows(
         ensembles, {("direct", "h1", 30): [1.5 * r for r in rates]}, threshold=0.3)
     assert not wrong[0].passed
     with pytest.raises(ValueError, match="tied or direct"):
@@ -292,13 +292,13 @@ def test_strong_recovery_sgd_rows_extrapolate_the_rate_to_zero_step_size():
             for lr in (0.1, 0.05)}
     rates = [theory_tables.predicted_loss_rate(spec, seed) for seed in (0, 1)]
     key = ("direct", "h1", 30)
-    [row] = paper2_dynamics.strong_recovery_sgd_rows({key: runs}, {key: rates})
+    [row] = strong_recovery.sgd_rate_rows({key: runs}, {key: rates})
     assert row.id == "p2-strong-rate-sgd-direct-h1" and row.passed, row.note
     assert "lr 0.1:" in row.note and "no additive noise floor" in row.note
-    assert not paper2_dynamics.strong_recovery_sgd_rows({key: runs},
+    assert not strong_recovery.sgd_rate_rows({key: runs},
                                                         {key: [1.3 * r for r in rates]})[0].passed
     # one step size cannot separate the O(lr) shift: no row
-    assert paper2_dynamics.strong_recovery_sgd_rows({key: {0.1: runs[0.1]}}, {key: rates}) == []
+    assert strong_recovery.sgd_rate_rows({key: {0.1: runs[0.1]}}, {key: rates}) == []
 
 
 def test_untied_truncation_table_converges_in_m_and_its_row_judges_it():
@@ -361,12 +361,12 @@ def test_untied_decay_table_and_its_rows_read_the_late_rate():
     assert np.all(np.isnan(predicted[:10])) and predicted[10] == pytest.approx(excess[10])
     assert excess[-1] < 1e-3 * excess[10] and np.ptp(table["slowest_loss_rate"][first]) == 0
     case = {"link": "h1", "teacher_mean": 0.0, "d": 16, "window_start": 2.0}
-    [row] = paper2_untied.strong_recovery_rows([(case, table)], [{}])
+    [row] = strong_recovery.untied_rate_rows([(case, table)], [{}])
     assert row.id == "p2-untied-strong-rate-h1-m20" and row.passed, row.note
     assert "4 g c_min(C)" in row.note
     # a linearisation 30 % faster than the flow fails
     wrong = dict(table, predicted=table["predicted"] * np.exp(-0.3 * 1.9 * table["t_ode"]))
-    assert not paper2_untied.strong_recovery_rows([(case, wrong)], [{}])[0].passed
+    assert not strong_recovery.untied_rate_rows([(case, wrong)], [{}])[0].passed
     with pytest.raises(ValueError, match="window_start"):
         theory_tables.untied_decay_table(spec, [0], times, window_start=2.05)
     with pytest.raises(ValueError, match="untied attention with T = 1"):
@@ -390,11 +390,11 @@ def test_untied_decay_table_and_its_rows_read_the_late_rate():
                                   + 0.002 * (seed - 0.5)) * times)) for seed in (0, 1)}
             for lr in (0.04, 0.02)}
 
-    [_, ok] = paper2_untied.strong_recovery_rows([(case, table)], [sgd(0.0, 1.5)])
+    [_, ok] = strong_recovery.untied_rate_rows([(case, table)], [sgd(0.0, 1.5)])
     assert ok.id == "p2-untied-strong-rate-sgd-h1-m20" and ok.passed, ok.note
     assert ok.measured == pytest.approx(0.0, abs=2e-3)
-    [_, slow] = paper2_untied.strong_recovery_rows([(case, table)], [sgd(-0.3, 1.5)])
+    [_, slow] = strong_recovery.untied_rate_rows([(case, table)], [sgd(-0.3, 1.5)])
     assert slow.verdict == "FAIL", slow.note
     # one step size cannot separate the O(lr) shift: no SGD row
-    assert len(paper2_untied.strong_recovery_rows([(case, table)],
+    assert len(strong_recovery.untied_rate_rows([(case, table)],
                                                   [{0.04: sgd(0.0, 0.0)[0.04]}])) == 1

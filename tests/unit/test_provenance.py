@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import os
 import shutil
 import stat
 from pathlib import Path
@@ -273,7 +274,8 @@ def test_lineage_resolves_in_a_moved_copy(tmp_path, monkeypatch):
     shutil.rmtree(original)
     monkeypatch.chdir(tmp_path)
     tree = lineage.lineage(moved / "figures" / "fig.pdf")
-    assert tree.children[0].resolved == (moved / "results" / "curve.csv").resolve()
+    # absolute, symbolic links kept (a result may link into the shared cache)
+    assert tree.children[0].resolved == Path(os.path.abspath(moved / "results" / "curve.csv"))
     assert tree.children[0].status == "ok"
 
 
@@ -393,7 +395,28 @@ def test_verify_input_refuses_a_damaged_result_in_one_line(tmp_path, monkeypatch
         sidecars.verify_input(table)
     message = str(caught.value)
     assert "\n" not in message
-    assert "results/curve.csv" in message and "delete" in message and "rerun" in message
+    assert "results/curve.csv" in message
+    # one command that works whatever is downstream: the repair of the result directories
+    assert "aimrepro provenance --check --repair" in message and message.endswith("&& snakemake")
+
+
+def test_the_repair_targets_of_a_pipeline_result_are_its_scale_directories():
+    assert sidecars.repair_targets("results/quick/amp/x/run.npz") == ["results/quick", "figures/quick"]
+    assert sidecars.repair_targets("figures/paper/fig.pdf") == ["results/paper", "figures/paper"]
+    assert sidecars.repair_targets("elsewhere/table.csv") == ["elsewhere"]
+    assert sidecars.repair_command(["results/quick", "figures/quick"]) == (
+        "aimrepro provenance --check --repair results/quick figures/quick && snakemake")
+
+
+def test_verify_input_refuses_a_result_whose_sidecar_is_missing(tmp_path, monkeypatch):
+    """A result (under results/ or figures/) without its sidecar says nothing of how it was made."""
+    monkeypatch.chdir(tmp_path)
+    build_chain(Path("."))
+    Path("results/curve.json").unlink()
+    with pytest.raises(sidecars.DamagedInputError) as caught:
+        sidecars.verify_input("results/curve.csv")
+    assert "sidecar results/curve.json is missing" in str(caught.value)
+    assert "--repair" in str(caught.value)
 
 
 @pytest.mark.parametrize("sidecar_text", [
@@ -466,3 +489,171 @@ def test_cli_provenance_check_exit_codes(tmp_path, monkeypatch, capsys):
     assert main(["provenance", "--check", "figures/fig.pdf"]) == 1
     out = capsys.readouterr().out
     assert "results/curve.csv: changed since use" in out and "differs" in out
+
+
+# --- repair: remove what is damaged and what was made from it --------------------------
+
+
+def repair_chain(root: Path) -> None:
+    """raw.txt -> results/curve.csv -> results/summary.csv -> figures/fig.{pdf,png}, and a second
+    figure from the curve alone (figures/other.pdf)."""
+    figure_chain(root)
+    (root / "results" / "summary.csv").write_text("mean\n1\n")
+    sidecars.write_sidecar(root / "results" / "summary.csv", rule="summary", params={},
+                           inputs=[root / "results" / "curve.csv"], code=[root / "code.py"],
+                           diagnostics={}, started=T0, ended=T1)
+    (root / "figures" / "other.pdf").write_bytes(b"other")
+    sidecars.write_sidecar(root / "figures" / "other.pdf", rule="other", params={},
+                           inputs=[root / "results" / "summary.csv"], code=[root / "code.py"],
+                           diagnostics={}, started=T0, ended=T1)
+
+
+def present(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete_sidecar", "malformed_sidecar", "delete"])
+def test_repair_removes_the_damaged_file_and_everything_made_from_it(tmp_path, monkeypatch, damage):
+    monkeypatch.chdir(tmp_path)
+    repair_chain(Path("."))
+    before = present(Path("."))
+    curve = Path("results/curve.csv")
+    {"truncate": lambda: curve.write_text("x\n"),
+     "delete_sidecar": lambda: curve.with_suffix(".json").unlink(),
+     "malformed_sidecar": lambda: curve.with_suffix(".json").write_text("{"),
+     "delete": curve.unlink}[damage]()
+    assert not lineage.check_lineage("figures/other.pdf").ok
+
+    outcome = lineage.repair(["figures/other.pdf"])
+    assert outcome.complete and outcome.rebuilt and outcome.rebuilt[0].startswith("results/curve.csv: ")
+    # the curve, the summary made from it and the figure made from that go, with their sidecars;
+    # the raw input, the code and figures/fig.* (not on the way to the target) stay
+    gone = {"results/curve.csv", "results/curve.json", "results/summary.csv", "results/summary.json",
+            "figures/other.pdf", "figures/other.json"}
+    assert present(Path(".")) == before - gone
+    assert "now run: snakemake" in lineage.describe_repair(outcome)
+
+
+def test_repair_of_a_directory_reaches_every_consumer(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    repair_chain(Path("."))
+    Path("results/curve.csv").write_text("x\n")  # damaged: both figures are made from it
+    check = lineage.check_directory("figures")
+    assert not check.ok and any("results/curve.csv: changed since use" in p for p in check.problems)
+    outcome = lineage.repair(["results", "figures", "no/such/directory"])
+    assert outcome.complete
+    assert present(Path(".")) == {"raw.txt", "code.py"}
+
+
+def test_repair_of_an_intact_lineage_removes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    repair_chain(Path("."))
+    before = present(Path("."))
+    outcome = lineage.repair(["figures/other.pdf", "results"])
+    assert outcome.removed == [] and outcome.rebuilt == [] and outcome.complete
+    assert present(Path(".")) == before
+    # the check, as check_lineage, still names the raw input that has no sidecar
+    assert lineage.check_directory("results").problems == ["raw.txt: no sidecar"]
+
+
+def test_repair_never_deletes_a_raw_input_or_a_changed_code_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    repair_chain(Path("."))
+    Path("code.py").write_text("pass  # edited\n")
+    Path("raw.txt").write_text("edited raw\n")  # changed since use: its consumers are rebuilt
+    outcome = lineage.repair(["figures/other.pdf"])
+    assert Path("raw.txt").is_file()  # not a pipeline result: kept, its consumers rebuilt
+    assert "raw.txt: changed since use" in outcome.rebuilt
+    assert not Path("results/curve.csv").exists() and not Path("figures/other.pdf").exists()
+    assert Path("code.py").is_file() and outcome.code_changed == ["code code.py: changed"]
+
+
+def test_a_temporary_result_deleted_once_used_is_neither_a_problem_nor_repaired(tmp_path, monkeypatch):
+    """Paper-scale datasets are temp(): their sidecar stays and says so; absent is then by design."""
+    monkeypatch.chdir(tmp_path)
+    repair_chain(Path("."))
+    sidecars.write_sidecar("results/curve.csv", rule="se_curve", params={}, inputs=["raw.txt"],
+                           code=["code.py"], diagnostics={}, started=T0, ended=T1, temporary=True)
+    assert sidecars.read_sidecar("results/summary.csv")["temporary"] is False
+    Path("results/curve.csv").unlink()
+    check = lineage.check_lineage("results/summary.csv")
+    assert check.problems == ["raw.txt: no sidecar"]  # the raw input, as ever; not the deleted curve
+    assert lineage.lineage("results/summary.csv").children[0].status == lineage.DELETED_TEMPORARY
+    before = present(Path("."))
+    outcome = lineage.repair(["results", "figures"])
+    assert outcome.removed == [] and outcome.complete and present(Path(".")) == before
+
+# --- results reused from another working directory (Snakemake's shared cache) -------
+
+
+def reuse_setup(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """A result made in clone ``one``, moved into a cache as Snakemake does, and linked from clone ``two``.
+
+    Both clones hold the same code file; returns (one, two, cache).
+    """
+    one, two, cache = tmp_path / "one", tmp_path / "two", tmp_path / "cache"
+    for clone in (one, two):
+        (clone / "results").mkdir(parents=True)
+        (clone / "code.py").write_text("pass\n")
+    cache.mkdir()
+    monkeypatch.chdir(one)
+    Path("results/curve.csv").write_text("x\n1\n")
+    sidecars.write_sidecar("results/curve.csv", rule="se_curve", params={}, inputs=[],
+                           code=["code.py"], diagnostics={}, started=T0, ended=T1)
+    key = "ab" * 32
+    for name, entry in (("curve.csv", f"{key}_table.csv"), ("curve.json", f"{key}_sidecar.json")):
+        shutil.move(one / "results" / name, cache / entry)
+        for clone in (one, two):
+            (clone / "results" / name).symlink_to(cache / entry)
+    monkeypatch.chdir(two)
+    return one, two, cache
+
+
+def test_a_reused_result_is_verified_and_says_where_it_was_made(tmp_path, monkeypatch):
+    one, two, cache = reuse_setup(tmp_path, monkeypatch)
+    entry = str(cache / ("ab" * 32 + "_table.csv"))
+    assert sidecars.verify_input("results/curve.csv") == sha256(two / "results/curve.csv")
+    reuse = sidecars.reused_input("results/curve.csv")
+    assert reuse["cache_entry"] == entry and reuse["workdir"] == str(one)
+    assert reuse["host"] and reuse["ended"] == "2026-11-30T12:00:02.500Z"
+    # in the clone that computed it, a link into the cache is no reuse
+    assert sidecars.reused_input("results/curve.csv", workdir=one) is None
+    # the consumer's sidecar keeps the record
+    Path("fig.pdf").write_text("f")
+    sidecars.write_sidecar("fig.pdf", rule="fig", params={}, inputs=["results/curve.csv"], code=[],
+                           diagnostics={}, started=T0, ended=T1,
+                           reused_inputs={"results/curve.csv": reuse})
+    assert json.loads(Path("fig.json").read_text())["reused_inputs"]["results/curve.csv"] == reuse
+    node = lineage.lineage("results/curve.csv")
+    assert node.status == "ok" and node.cache_entry == entry and node.reused["workdir"] == str(one)
+    text = lineage.render_lineage(lineage.lineage("fig.pdf"))
+    assert f"reused: made on {reuse['host']} in {one}" in text and f"cache entry {entry}" in text
+    assert lineage.check_lineage("fig.pdf").problems == []
+
+
+def test_a_reused_result_made_by_other_code_or_for_another_path_is_refused(tmp_path, monkeypatch):
+    one, two, cache = reuse_setup(tmp_path, monkeypatch)
+    (two / "code.py").write_text("pass  # not the code that made it\n")
+    with pytest.raises(sidecars.DamagedInputError) as caught:
+        sidecars.verify_input("results/curve.csv")
+    message = str(caught.value)
+    assert "\n" not in message and f"reused from {sidecars.socket.gethostname()}:{one}" in message
+    assert "made by other code: code.py (sha256" in message
+    assert f"cache entries {cache}/{'ab' * 32}_*" in message  # the remedy names the entries
+    (two / "code.py").write_text("pass\n")
+    # the same entry under another directory: a result of other parameters (paths name them all)
+    (two / "results" / "paper").mkdir()
+    for name in ("curve.csv", "curve.json"):
+        (two / "results" / "paper" / name).symlink_to(two / "results" / name)
+    with pytest.raises(sidecars.DamagedInputError, match="its sidecar describes results/curve.csv, "
+                                                           "not results/paper/curve.csv"):
+        sidecars.verify_input("results/paper/curve.csv")
+
+
+def test_a_damaged_cache_entry_is_refused_with_the_entry_to_remove(tmp_path, monkeypatch):
+    one, two, cache = reuse_setup(tmp_path, monkeypatch)
+    (cache / ("ab" * 32 + "_table.csv")).write_text("x\n2\n")
+    with pytest.raises(sidecars.DamagedInputError, match="does not match its sidecar .* it links to "
+                                                           "the shared cache entry"):
+        sidecars.verify_input("results/curve.csv")
+    assert lineage.check_lineage("results/curve.csv").problems == ["results/curve.csv: modified"]

@@ -202,3 +202,18 @@ def test_bad_arguments_raise_naming_them(call, name):
 
 def test_available_memory_is_positive():
     assert R.available_memory() > 0
+
+
+def test_the_time_estimate_is_linear_in_the_steps_and_never_raises():
+    """Estimate.seconds: the main loop's iterations times a per-iteration cost (R._loop_seconds)."""
+    base = dict(param="tied", T=1, d=100, rho=0.5, batch=64, lr=0.05, records=11)
+    one, two = (R.sgd_job(**base, horizon=h).seconds for h in (1.0, 2.0))
+    assert 0 < one and two == pytest.approx(2 * one)
+    assert R.sgd_job(**{**base, "param": "direct"}, horizon=1.0).seconds > one  # d² work a step
+    gd = dict(T=2, d=60, rho=0.5, alpha=0.1, n_test=100, trace=False)
+    assert R.gd_job(**gd, inits=8, steps=200).seconds == pytest.approx(
+        2 * R.gd_job(**gd, inits=8, steps=100).seconds, rel=1e-12)
+    assert R.sgd_job(**base, horizon=1e300).seconds > 1e290  # absurd, and a number
+    assert R.sgd_job(**{**base, "d": 10**400}, horizon=1.0).seconds == math.inf
+    both = R.Estimate.peak(R.Estimate(1.0, 2.0, 3.0), R.Estimate(5.0, 1.0, 1.0))
+    assert both == R.Estimate(5.0, 3.0, 4.0)

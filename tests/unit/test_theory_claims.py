@@ -11,7 +11,7 @@ def test_measured_threshold_is_the_solvers_transition():
 
 
 def test_rows_report_the_erratum_with_its_evidence():
-    rows = {r.id: r for r in theory_claims.paper1_theory_claims(softmax_rhos=[0.5], collapse_T_values=[3])}
+    rows = {r.id: r for r in theory_claims.paper1_theory_claims(theory_claims.TheoryInputs(softmax_rhos=[0.5], collapse_T_values=[3]))}
     assert rows["p1-alpha-pr-T2-rho0.5"].passed
     assert rows["p1-softmax-collapse"].passed
     assert rows["p1-alphabar-c-hardmax_paper"].passed
@@ -27,6 +27,6 @@ def test_rows_report_the_erratum_with_its_evidence():
 
 
 def test_the_perfect_recovery_claim_states_the_threshold_right_beyond_rho_one():
-    rows = {r.id: r for r in theory_claims.paper1_theory_claims(softmax_rhos=[2.0], collapse_T_values=[3])}
+    rows = {r.id: r for r in theory_claims.paper1_theory_claims(theory_claims.TheoryInputs(softmax_rhos=[2.0], collapse_T_values=[3]))}
     row = rows["p1-alpha-pr-T2-rho2"]
     assert row.passed and "min(" not in row.claim and "1 beyond" in row.claim

@@ -2,7 +2,7 @@
 
 g_out is checked against finite differences of log Z_out, the GD gradient against
 finite differences of the loss; runs are checked for determinism and for what
-they report.  docs/paper1.md §13.7–13.8.
+they report.  docs/paper1.md §14.7–13.8.
 """
 
 import math

@@ -1,7 +1,7 @@
 """Two-layer claims (aimrepro.claims.paper1_two_layer) and Figure S3 (aimrepro.figures.paper1_two_layer).
 
 Both are pure functions of tables: hand-made inputs, checked on their verdicts,
-numbers and drawn artists.  docs/paper1.md §13.
+numbers and drawn artists.  docs/paper1.md §14.
 """
 
 import numpy as np

@@ -3,7 +3,7 @@
 References: the full model's logits (the reduction must reproduce them), finite
 differences (Jacobian of e ↦ u, derivative of log Z_out), and a dense uniform
 grid in the branch coordinates (``fibre.posterior_grid``), checked in turn
-against a dense grid in d itself.  docs/paper1.md §13.1–13.3.
+against a dense grid in d itself.  docs/paper1.md §14.1–13.3.
 """
 
 import math

@@ -3,7 +3,7 @@
 The references are closed forms: the one-layer denoising error (``spectra.mmse``),
 the Gaussian-prior coupled channel (I + Q̂)⁻¹, the tangent-plane identity
 F₁₁⁰ + F₂₂⁰ = 2, the one-layer softmax F = 2 when the other layer is known or
-c → ∞, and the one-layer softmax SE.  docs/paper1.md §13.4–13.6.
+c → ∞, and the one-layer softmax SE.  docs/paper1.md §14.4–13.6.
 """
 
 import math

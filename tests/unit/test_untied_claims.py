@@ -76,11 +76,12 @@ def test_untied_claims_pass_on_an_ideal_synthetic_experiment():
           for m2 in (0.0, 1.0, 2.0) for d in (50, 100, 200)}
     figure3 = {link: [untied_trajectory(100, np.linspace(0, 1.5, 31), lambda t, k=k: np.minimum(t / k, 0.9),
                            lambda t: 0 * t)] for link, k in (("h1", 0.1), ("h2", 1.0), ("h3", 9.0))}
-    rows = paper2_untied.paper2_untied_claims(
-        figure3=figure3, figureS4=s4, figureS4_flows=s4, figureS4_limits=s4[400], s4_link="h2",
-        s4_fast_horizon=6.0, s4_horizon=0.2, figureS5=s5, figureS5_flows=s5,
-        fast_states=_fast_states(), s5_link="h2", s5_horizon=2.0, s5_fast_horizon=4.0,
-        threshold=0.3)
+    rows = paper2_untied.paper2_untied_claims(paper2_untied.UntiedInputs(
+        figure3=figure3,
+        collapse=paper2_untied.Collapse(s4, s4, s4[400], link="h2", fast_horizon=6.0, horizon=0.2),
+        dichotomy=paper2_untied.Dichotomy(s5, s5, _fast_states(), link="h2", horizon=2.0,
+                                          fast_horizon=4.0),
+        threshold=0.3))
     verdicts = {row.id: row.passed for row in rows}
     assert set(verdicts) == {
         "p2-untied-fast-collapse-h2", "p2-untied-slow-collapse-h2",

@@ -16,9 +16,12 @@ from aimrepro.config import ConfigError, validate_config
 from aimrepro.paper1.channels import CHANNELS
 from aimrepro_workflow import paths
 from aimrepro_workflow.checks import check_config
+from aimrepro_workflow.kinds import KINDS
+from aimrepro_workflow.kinds.outputs import CLAIM_FRAGMENT, FIGURES, TOPICS
+from aimrepro_workflow.kinds.paper2 import ENSEMBLE_FLOWS, POLYNOMIAL_LINKS
 from aimrepro_workflow.plans import Plan, strided_indices
 
-SPECS = {name: spec for name, spec in vars(paths).items() if isinstance(spec, paths.ResultPath)}
+SPECS = {**{kind.name: kind.path for kind in KINDS.results()}, "claim_fragment": CLAIM_FRAGMENT}
 
 
 @pytest.fixture(scope="module")
@@ -28,52 +31,56 @@ def config() -> dict:
     return validate_config(loaded, schema)
 
 
-def test_every_result_kind_is_one_spec():
-    assert set(SPECS) == {
-        "SE_CURVE", "GEN_CURVE", "DATASET", "AMP_RUN", "AMP_SUMMARY", "GD_RUN", "GD_SUMMARY", "SGD_RUN",
-        "REFERENCE_FLOW", "THEOREM1", "LANDSCAPE", "TRUNCATIONS", "RICCATI", "TRUNCATION_ERROR",
-        "UNTIED_SGD", "UNTIED_THEORY", "FAST_STATES", "CLAIM_FRAGMENT", "FISHER_TABLE",
-        "TOKENS_SE_CURVE", "TOKENS_AMP_RUN", "FLOW_ENSEMBLE", "TIED_VELOCITY", "RADIUS",
-        "UNTIED_VELOCITY", "UNTIED_TRUNCATION", "UNTIED_DECAY"}
+def test_every_rule_is_one_registered_kind():
+    assert set(KINDS) == {
+        "se_curve", "se_generalisation", "aim_dataset", "amp_run", "amp_summary", "gd_run", "gd_summary",
+        "sgd_run", "reference_flow", "theorem1", "landscape", "moment_truncations", "riccati_flow",
+        "truncation_error", "untied_sgd_run", "untied_theory", "untied_fast_states", "fisher_table",
+        "tokens_se_curve", "tokens_amp_run", "flow_ensemble", "tied_velocity", "truncation_radius",
+        "untied_velocity", "untied_truncation", "untied_decay",
+        *FIGURES, *(f"claims_{topic}" for topic in TOPICS), "claims"}
+    assert KINDS.of_rule("aim_dataset_paper") is KINDS["aim_dataset"]
+    with pytest.raises(ValueError, match="rule 'all' is not a registered kind"):
+        KINDS.of_rule("all")
 
 
 def test_the_paper2_theory_tables_have_readable_paths_that_parse_back():
-    ensemble = paths.FLOW_ENSEMBLE.format("quick", flow="exact", link="h3", T=1, rho=0.5,
+    ensemble = KINDS["flow_ensemble"].path.format("quick", flow="exact", link="h3", T=1, rho=0.5,
                                           normalisation="unit_variance", d=100, wd=0, horizon=3,
                                           records=121, seed=0, n=3)
     assert ensemble == ("results/quick/theory/ensembles/exact_h3_T1_rho0.5_unit_variance_d100/"
                         "wd0_t3_n121_seed0x3.csv")
-    assert paths.FLOW_ENSEMBLE.parse(ensemble)["flow"] == "exact"
+    assert KINDS["flow_ensemble"].path.parse(ensemble)["flow"] == "exact"
     with pytest.raises(ValueError, match="does not match its own pattern"):
-        paths.FLOW_ENSEMBLE.format("quick", flow="gaussian", link="h3", T=1, rho=0.5,
+        KINDS["flow_ensemble"].path.format("quick", flow="gaussian", link="h3", T=1, rho=0.5,
                                    normalisation="unit_variance", d=100, wd=0, horizon=3,
                                    records=121, seed=0, n=3)
-    velocity = paths.TIED_VELOCITY.format("paper", link="h2", T=1, rho=0.5,
+    velocity = KINDS["tied_velocity"].path.format("paper", link="h2", T=1, rho=0.5,
                                           normalisation="unit_variance", dims=[200, 400, 1600],
                                           seed=0, n=10)
     assert velocity == ("results/paper/theory/tied_velocity/h2_T1_rho0.5_unit_variance/"
                         "d200-400-1600_seed0x10.csv")
-    assert paths.TIED_VELOCITY.parse(velocity)["dims"] == "200-400-1600"
-    untied = paths.UNTIED_VELOCITY.format("quick", link="h2", T=1, rho=1, normalisation="unit_variance",
+    assert KINDS["tied_velocity"].path.parse(velocity)["dims"] == "200-400-1600"
+    untied = KINDS["untied_velocity"].path.format("quick", link="h2", T=1, rho=1, normalisation="unit_variance",
                                           sU=1, sV=0.9, m2=-2, dims=[100, 200], seed=0, n=5)
     assert untied == ("results/quick/untied/velocity/h2_T1_rho1_unit_variance_sU1_sV0.9_m2-2/"
                       "d100-200_seed0x5.csv")
-    decay = paths.UNTIED_DECAY.format("quick", link="h1", T=1, rho=1, normalisation="unit_variance",
+    decay = KINDS["untied_decay"].path.format("quick", link="h1", T=1, rho=1, normalisation="unit_variance",
                                       sU=1, sV=0.9, m2=0, d=50, start=2, horizon=6, records=61,
                                       seed=0, n=3)
     assert decay == ("results/quick/untied/decay/h1_T1_rho1_unit_variance_sU1_sV0.9_m20_d50/"
                      "tau2to6_n61_seed0x3.csv")
-    assert paths.UNTIED_DECAY.parse(decay)["start"] == "2"
-    radius = paths.RADIUS.format("quick", rho=0.5, normalisation="aim", c=1, s=1, d=200, wd=0,
+    assert KINDS["untied_decay"].path.parse(decay)["start"] == "2"
+    radius = KINDS["truncation_radius"].path.format("quick", rho=0.5, normalisation="aim", c=1, s=1, d=200, wd=0,
                                  seed=0, n=3)
     assert radius == "results/quick/moments/radius/linear_T1_rho0.5_aim_c1_scale1_d200/wd0_seed0x3.csv"
-    assert paths.RADIUS.parse(radius)["n"] == "3"
+    assert KINDS["truncation_radius"].path.parse(radius)["n"] == "3"
 
 
 def test_the_ensemble_flows_and_polynomial_links_are_the_packages():
-    from aimrepro.paper2.theory_tables import FLOWS, POLYNOMIAL_LINKS
-    assert paths.ENSEMBLE_FLOWS == FLOWS
-    assert paths.POLYNOMIAL_LINKS == POLYNOMIAL_LINKS
+    from aimrepro.paper2 import theory_tables
+    assert ENSEMBLE_FLOWS == theory_tables.FLOWS
+    assert POLYNOMIAL_LINKS == theory_tables.POLYNOMIAL_LINKS
 
 
 def test_numbers_in_paths_are_written_with_g_format():
@@ -82,19 +89,19 @@ def test_numbers_in_paths_are_written_with_g_format():
 
 
 def test_a_path_parses_back_to_the_values_it_was_formatted_from():
-    path = paths.SE_CURVE.format("quick", channel="hardmax_paper", T=2, rho=0.5, axis="alpha",
+    path = KINDS["se_curve"].path.format("quick", channel="hardmax_paper", T=2, rho=0.5, axis="alpha",
                                  spacing="log", lo=0.03, hi=10, n=24)
     assert path == "results/quick/se/hardmax_paper_T2_rho0.5/alpha_log_0.03_10_n24.csv"
-    assert paths.SE_CURVE.parse(path) == {
+    assert KINDS["se_curve"].path.parse(path) == {
         "scale": "quick", "channel": "hardmax_paper", "T": "2", "rho": "0.5", "axis": "alpha",
         "spacing": "log", "lo": "0.03", "hi": "10", "n": "24"}
-    untied = paths.UNTIED_THEORY.format(
+    untied = KINDS["untied_theory"].path.format(
         "paper", kind="flow", link="h2", T=1, rho=1, normalisation="unit_variance", sU=1, sV=0.9,
         m2=-2, m0=None, d=100, wd=0, horizon=0.15, records=31, fh=6, nf=31, stop=0.5,
         method="_RK45-1e-06", seed=0)
     assert untied == ("results/paper/untied/flow/h2_T1_rho1_unit_variance_sU1_sV0.9_m2-2_m0none"
                       "_d100/wd0_tau0.15_n31_fast6x31_stop0.5_RK45-1e-06_seed0.csv")
-    assert paths.UNTIED_THEORY.parse(untied)["m2"] == "-2"
+    assert KINDS["untied_theory"].path.parse(untied)["m2"] == "-2"
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -111,23 +118,23 @@ def test_pattern_sidecar_log_and_constraints_agree(name):
 
 
 def test_constraints_come_from_the_package_registries():
-    channel = re.compile(paths.SE_CURVE.constraints()["channel"])
+    channel = re.compile(KINDS["se_curve"].path.constraints()["channel"])
     assert all(channel.fullmatch(name) for name in CHANNELS)
     assert not channel.fullmatch("hardmax_published")
     with pytest.raises(ValueError, match="does not match its own pattern"):
-        paths.SE_CURVE.format("quick", channel="argmax", T=2, rho=0.5, axis="alpha",
+        KINDS["se_curve"].path.format("quick", channel="argmax", T=2, rho=0.5, axis="alpha",
                               spacing="log", lo=0.03, hi=10, n=24)
     with pytest.raises(ValueError, match="is not a se result path"):
-        paths.SE_CURVE.parse("results/quick/se/hardmax_T2_rho0.5/alpha_cubic_0.03_10_n24.csv")
+        KINDS["se_curve"].path.parse("results/quick/se/hardmax_T2_rho0.5/alpha_cubic_0.03_10_n24.csv")
 
 
 def test_fixed_fields_give_a_rule_its_own_outputs():
-    assert paths.CLAIM_FRAGMENT.outputs(topic="paper1_amp") == {
+    assert CLAIM_FRAGMENT.outputs(topic="paper1_amp") == {
         "table": "results/{scale}/claims/paper1_amp.tsv",
         "sidecar": "results/{scale}/claims/paper1_amp.json"}
-    assert paths.DATASET.log(scale="paper").startswith("results/paper/logs/data/{link}_T{T}")
+    assert KINDS["aim_dataset"].path.log(scale="paper").startswith("results/paper/logs/data/{link}_T{T}")
     with pytest.raises(ValueError, match="unknown fields"):
-        paths.CLAIM_FRAGMENT.outputs(chapter="x")
+        CLAIM_FRAGMENT.outputs(chapter="x")
 
 
 def test_strided_indices_always_keep_the_last():
@@ -151,7 +158,7 @@ def test_plan_of_the_quick_config(config):
     for curve in amp:
         assert len(curve["runs"]) == len(curve["alphas"])
         assert all(len(per_alpha) == size["seeds"] for per_alpha in curve["runs"])
-        assert paths.AMP_SUMMARY.parse(curve["path"])["d"] == str(size["d"])
+        assert KINDS["amp_summary"].path.parse(curve["path"])["d"] == str(size["d"])
     # Figure S3's scan of the links it does not draw: the same d, seeds and learning-rate rule
     s3, follow = plan.figureS3_runs("quick"), plan.figureS3_follow_runs("quick")
     follow_links = config["paper2"]["figureS3"]["follow_links"]
@@ -172,7 +179,7 @@ def test_plan_of_the_quick_config(config):
     # Figure S2 draws the generalisation curves and the AMP points of the same channel, T and rho
     gen = plan.figureS2_gen_curves("quick")
     assert [(c["channel"], c["T"]) for c in gen] == [("softmax", 2), ("softmax", 3), ("hardmax", 2)]
-    assert all(paths.GEN_CURVE.parse(c["path"])["rho"] == "0.5" for c in gen)
+    assert all(KINDS["se_generalisation"].path.parse(c["path"])["rho"] == "0.5" for c in gen)
     assert {(c["channel"], c["T"], c["rho"]) for c in plan.figureS2_amp_curves("quick")} == {
         ("softmax", 2, 0.5), ("softmax", 3, 0.5), ("hardmax", 2, 0.5)}
 
@@ -189,7 +196,7 @@ def test_trends_plan_their_runs_per_d_and_say_which_are_not_measured(config):
         assert [p["d"] for p in trend["points"]] == sizes["amp"][name]["dims"]
         for point in trend["points"]:
             assert len(point["runs"]) == sizes["amp"][name]["seeds"]
-            values = paths.AMP_RUN.parse(point["runs"][0])
+            values = KINDS["amp_run"].path.parse(point["runs"][0])
             assert values["d"] == str(point["d"]) and float(values["alpha"]) == trend["alpha"]
     # a trend point on a figure's grid shares the figure's runs at the same d and seed
     figure_runs = {run for curve in plan.amp_curves("quick") for per_alpha in curve["runs"]
@@ -197,9 +204,46 @@ def test_trends_plan_their_runs_per_d_and_say_which_are_not_measured(config):
     assert figure_runs & set(plan.trend_runs("quick", "amp"))
     gd = plan.gd_trend("quick")
     assert [p["d"] for p in gd["points"]] == sizes["gd"]["dims"]
-    assert all(paths.GD_RUN.parse(run)["inits"] == str(sizes["gd"]["inits"])
+    assert all(KINDS["gd_run"].path.parse(run)["inits"] == str(sizes["gd"]["inits"])
                for point in gd["points"] for run in point["runs"])
     assert len(plan.trend_runs("quick", "gd")) == len(sizes["gd"]["dims"]) * sizes["gd"]["seeds"]
+
+
+def test_trend_seeds_per_d_and_the_gd_control_variate_runs(config):
+    plan = Plan(config)
+    assert plan.trend_runs("quick", "gd_amp") == []  # no amp_seeds at the quick scale
+    varied = copy.deepcopy(config)
+    varied["scales"]["referee"]["trends"]["gd"] = {"dims": [50, 100], "seeds": [4, 3], "inits": 8,
+                                                   "amp_seeds": [10, 2]}
+    varied["scales"]["referee"]["trends"]["amp"]["softmax_T3"] = {"dims": [50, 100], "seeds": [5, 7]}
+    plan = Plan(varied)
+    gd = plan.gd_trend("referee")
+    assert [(p["d"], len(p["runs"])) for p in gd["points"]] == [(50, 4), (100, 3)]
+    # AMP on the GD datasets: at least the GD draws, so that every GD draw has its pair
+    assert [(p["d"], p["amp_seeds"]) for p in gd["points"]] == [(50, list(range(10))), (100, [0, 1, 2])]
+    for point in gd["points"]:
+        gd_data = {plan.job_of("gd_run", KINDS["gd_run"].path.parse(run)).inputs()["data"]
+                   for run in point["runs"]}
+        amp_data = {plan.job_of("amp_run", KINDS["amp_run"].path.parse(run)).inputs()["data"]
+                    for run in point["amp_runs"]}
+        assert gd_data <= amp_data
+    assert len(plan.trend_runs("referee", "gd_amp")) == 13
+    softmax = next(t for t in plan.amp_trends("referee") if t["name"] == "softmax_T3")
+    assert [len(p["runs"]) for p in softmax["points"]] == [5, 7]
+    with pytest.raises(ValueError, match="kind"):
+        plan.trend_runs("referee", "sgd")
+
+
+def test_the_referee_scale_sizes_the_trends_beyond_the_quick_one(config):
+    plan = Plan(config)
+    assert plan.figures() and plan.all_targets("referee")[-1] == "results/referee/claims.md"
+    quick, referee = plan.amp_trends("quick"), plan.amp_trends("referee")
+    assert all(t["points"] for t in referee)  # every AMP trend is measured: nothing "not measured"
+    assert sum(len(p["runs"]) for t in referee for p in t["points"]) > \
+        sum(len(p["runs"]) for t in quick for p in t["points"])
+    assert plan.tokens_amp_runs("referee") and not plan.tokens_amp_runs("quick")
+    assert plan.trend_runs("referee", "gd_amp")
+    assert "paper1_hardmax_tokens_amp" in plan.claim_topics("referee")
 
 
 def test_min_width_leaves_out_the_rhos_below_the_extensive_rank_regime(config):
@@ -334,13 +378,13 @@ def test_hardmax_tokens_plan_ties_each_curve_to_its_table(config):
     curves = plan.tokens_curves("quick")
     assert len(curves) == len(tables) * len(config["paper1"]["figure1"]["left"]["rhos"])
     for curve in curves:
-        values = paths.TOKENS_SE_CURVE.parse(curve["path"])
+        values = KINDS["tokens_se_curve"].path.parse(curve["path"])
         # the rule finds the table from the curve's wildcards alone
         assert plan.fisher_table("quick", int(values["T"]), int(values["nref"]),
                                  int(values["seed"]))["path"] == curve["table"]
         # never matched by the rule of the exact channels
         with pytest.raises(ValueError):
-            paths.SE_CURVE.parse(curve["path"])
+            KINDS["se_curve"].path.parse(curve["path"])
     exact = plan.tokens_exact_curves("quick")
     assert {c["path"] for c in exact} <= {c["path"] for c in plan.figure1_curves("quick")}
 
@@ -370,8 +414,8 @@ def test_hardmax_tokens_amp_is_planned_where_sized(config):
     size = config["scales"]["paper"]["hardmax_tokens"]["amp"]
     assert len(runs) == len(size["dims"]) * size["seeds"]
     first = runs[0]
-    assert paths.TOKENS_AMP_RUN.parse(first["path"])["proposals"] == "256"
-    assert paths.DATASET.parse(first["data"])["link"] == "hardmax"
+    assert KINDS["tokens_amp_run"].path.parse(first["path"])["proposals"] == "256"
+    assert KINDS["aim_dataset"].path.parse(first["data"])["link"] == "hardmax"
     assert plan.tokens_amp_table("paper")["T"] == config["paper1"]["hardmax_tokens"]["amp"]["T"]
     broken = copy.deepcopy(config)
     broken["scales"]["paper"]["hardmax_tokens"]["Ts"] = [2, 4]
@@ -386,7 +430,7 @@ def test_the_untied_truncation_replicates_also_run_sgd_over_its_window(config):
     assert runs == table["sgd_runs"] and [r["seed"] for r in runs] == table["seeds"]
     sizes = config["scales"]["quick"]["paper2"]["untied_truncation"]
     for run in runs:
-        fields = paths.UNTIED_SGD.parse(run["path"])
+        fields = KINDS["untied_sgd_run"].path.parse(run["path"])
         # the table's problem (same U(0), V(0), teacher) on its window and slow-time grid
         assert (fields["link"], float(fields["m2"]), int(fields["d"])) == (
             table["link"], table["teacher_mean"], table["d"])
@@ -403,7 +447,7 @@ def test_the_untied_decay_replicates_run_sgd_on_their_grid_at_each_step_size(con
     plan = Plan(config)
     [table] = plan.untied_decay_tables("quick")
     sizes = config["scales"]["quick"]["paper2"]["untied_strong_recovery"]
-    fields = paths.UNTIED_DECAY.parse(table["path"])
+    fields = KINDS["untied_decay"].path.parse(table["path"])
     assert (int(fields["d"]), int(fields["n"]), float(fields["start"])) == (
         sizes["d"], sizes["seeds"], table["window_start"])
     runs = plan.untied_decay_sgd_runs("quick")
@@ -411,7 +455,7 @@ def test_the_untied_decay_replicates_run_sgd_on_their_grid_at_each_step_size(con
     assert len(runs) == len(sizes["sgd"]["lrs"]) * sizes["sgd"]["seeds"]
     assert {r["seed"] for r in runs} <= set(table["seeds"])
     for run in runs:
-        sgd = paths.UNTIED_SGD.parse(run["path"])
+        sgd = KINDS["untied_sgd_run"].path.parse(run["path"])
         assert (float(sgd["horizon"]), int(sgd["records"]), int(sgd["d"])) == (
             table["horizon"], sizes["records"], sizes["d"])
         assert (sgd["m0"], sgd["stop"], sgd["nf"]) == ("none", "none", "0")
@@ -449,7 +493,7 @@ def test_strong_recovery_sgd_runs_share_the_flows_replicates_at_two_step_sizes(c
     [ensemble] = [e for e in plan.strong_recovery_ensembles("quick")
                   if (e["flow"], e["link"]) == (science["param"], science["link"])]
     for run in runs:
-        fields = paths.SGD_RUN.parse(run["path"])
+        fields = KINDS["sgd_run"].path.parse(run["path"])
         assert (fields["param"], fields["link"], int(fields["d"])) == (
             science["param"], science["link"], ensemble["d"])
         assert run["seed"] in ensemble["seeds"] and fields["stop"] == "none"
@@ -457,3 +501,13 @@ def test_strong_recovery_sgd_runs_share_the_flows_replicates_at_two_step_sizes(c
     reduced = copy.deepcopy(config)
     del reduced["scales"]["quick"]["paper2"]["strong_recovery"]["sgd"]
     assert Plan(reduced).strong_recovery_sgd_runs("quick") == []
+
+
+def test_figure_s3_replicates_may_differ_per_parametrisation(config):
+    varied = copy.deepcopy(config)
+    varied["scales"]["referee"]["paper2"]["figureS3"]["seeds"] = {"tied": 3, "direct": 5}
+    runs = Plan(varied).figureS3_runs("referee") + Plan(varied).figureS3_follow_runs("referee")
+    for param, count in (("tied", 3), ("direct", 5)):
+        for d in config["scales"]["referee"]["paper2"]["figureS3"]["dims"][param]:
+            per_link = {run["link"] for run in runs if run["param"] == param}
+            assert sum(run["param"] == param and run["d"] == d for run in runs) == count * len(per_link)

@@ -26,7 +26,7 @@ import yaml
 
 from aimrepro.figures.style import read_figure_metadata
 
-from conftest import (config_error_lines, edited_config, git, repository_config, run_cli,
+from conftest import (config_error_lines, copy_repository, edited_config, git, repository_config, run_cli,
                       run_snakemake, sha256, snakemake_plan)
 
 pytestmark = pytest.mark.workflow
@@ -211,7 +211,34 @@ def test_a_schema_error_in_a_config_file_stops_before_any_job(repo_copy, tmp_pat
                                   "paper1.figure1.left.rhos[0] = -1; allowed: a finite number > 0")
 
 
+def test_a_config_yaml_that_is_not_yaml_is_one_line_with_its_line_and_column(tmp_path):
+    workdir = copy_repository(tmp_path / "repo")
+    text = (workdir / "config.yaml").read_text()
+    (workdir / "config.yaml").write_text("scale: quick\n  seed: [1\n" + text)
+    done = run_snakemake(workdir, "-n", check=False)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "aimrepro: config file config.yaml, line 2, column 7: not valid YAML")
+    assert "Traceback" not in done.stderr and "Building DAG" not in done.stdout + done.stderr
+    # The remedy: the file as it was.
+    (workdir / "config.yaml").write_text(text)
+    run_snakemake(workdir, "-n")
+
+
+def test_a_file_in_the_place_of_the_results_directory_is_one_line_before_any_job(tmp_path):
+    workdir = copy_repository(tmp_path / "repo")
+    (workdir / "results").write_text("a stray file")
+    done = run_snakemake(workdir, "-n", check=False)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"aimrepro: results/quick cannot be made: {workdir / 'results'} is a file, not a directory; "
+        "move it away")
+    assert "Traceback" not in done.stderr and "Building DAG" not in done.stdout + done.stderr
+    (workdir / "results").unlink()   # the remedy, verbatim
+    run_snakemake(workdir, "-n")
+
+
 def test_invalid_scale_on_the_command_line(repo_copy):
     done = run_snakemake(repo_copy, "-n", "--config", "scale=huge", check=False)
     assert_refused_before_any_job(done, repo_copy,
-                                  "scale = 'huge'; allowed: one of 'quick', 'paper'")
+                                  "scale = 'huge'; allowed: one of 'quick', 'referee', 'paper'")

@@ -14,12 +14,15 @@ the Snakefile's validation (test_workflow_lib.py).
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
+import yaml
 
 from aimrepro_workflow.plans import Plan
 
-from conftest import PAPER2_FIGURES, paper2_figure_inputs, tiny_paper2_config, validated
+from conftest import (PAPER2_FIGURES, paper2_figure_inputs, paper2_targets, run_cli, run_snakemake,
+                      snakemake_plan, tiny_paper2_config, validated)
 
 pytestmark = pytest.mark.workflow
 
@@ -49,3 +52,29 @@ def test_tiny_moment_figures_run_end_to_end(tiny_paper2_run):
                      "p2-fig4-riccati-matches-sgd", "p2-fig4-more-orders-better",
                      "p2-fig4-truncation-radius"):
         assert claim_id in claims, claim_id
+
+
+def test_diff_after_one_changed_config_value_names_exactly_the_results_that_depend_on_it(tiny_paper2_run,
+                                                                                          tmp_path):
+    """``aimrepro diff`` of a run and its copy rerun with Figure 1's step size changed (issue: diff)."""
+    before = tiny_paper2_run
+    after = tmp_path / "after"
+    shutil.copytree(before, after, symlinks=True)  # results, sidecars and Snakemake's records, mtimes kept
+    config = yaml.safe_load((after / "config.yaml").read_text())
+    config["scales"]["quick"]["paper2"]["figure1"]["lr"] *= 0.8
+    (after / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    targets = [*paper2_targets("dynamics", "moments", "untied"), "results/quick/claims.md"]
+    rerun = snakemake_plan(after, *targets).pending()
+    assert {job.rule for job in rerun} == {"sgd_run", "paper2_fig1", "claims_paper2_moments", "claims"}
+    run_snakemake(after, "--cores", "2", *targets)
+    compared = run_cli("diff", "--json", str(before), str(after))
+    assert compared.returncode == 1, compared.stdout
+    not_same = {result["path"]: result["status"] for result in json.loads(compared.stdout)["results"]
+                if result["status"] != "same"}
+    # every output of a job that reran, but the sidecars and logs, which diff does not count as results
+    made = {path for job in rerun for path in job.outputs
+            if not path.endswith(".json") and "/logs/" not in path}
+    assert set(not_same) == made
+    new_runs = {job.output for job in rerun if job.rule == "sgd_run"}
+    assert len(new_runs) == 2 and all(not_same[path] == "only in B" for path in new_runs)
+    assert all(status == "differs" for path, status in not_same.items() if path not in new_runs)

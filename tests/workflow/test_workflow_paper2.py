@@ -66,3 +66,22 @@ def test_tiny_paper2_run_writes_results_with_sidecars(tiny_paper2_run):
     assert not_measured == ("Not measured at this scale: paper1_amp (no AMP sizes in scales.quick.amp); "
                             "paper1_gd (no GD sizes in scales.quick.gd); "
                             "paper1_hardmax_tokens (no paper1.hardmax_tokens in the config)")
+
+
+def test_the_registry_spells_each_sgd_run_as_its_script_does(tiny_paper2_run):
+    """The registry maps an SGD path's fields (c, B, wd, records, stop) to the science's ProblemSpec
+    and SGDSettings once (aimrepro_workflow.kinds.paper2); each run's script builds them from the same
+    wildcards and records them in its sidecar: the two spellings must be one."""
+    from dataclasses import asdict
+
+    plan = Plan(validated(tiny_paper2_config("moments", "untied")))
+    sgd = [job for job in plan.jobs("quick") if job.kind.name in ("sgd_run", "untied_sgd_run")]
+    assert {job.kind.name for job in sgd} == {"sgd_run", "untied_sgd_run"}
+    for job in sgd:
+        recorded = json.loads((tiny_paper2_run / job.path).with_suffix(".json").read_text())["params"]
+        assert asdict(job.params.problem) == recorded["spec"], job
+        settings = asdict(job.params.settings)
+        if job.kind.name == "untied_sgd_run":  # recorded on its fast and slow grids (record_times)
+            del settings["n_records"], settings["record_times"]
+            del recorded["settings"]["n_records"], recorded["settings"]["record_times"]
+        assert settings == recorded["settings"], job

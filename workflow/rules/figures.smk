@@ -6,17 +6,15 @@
 rule paper1_fig1:
     """Paper 1, Figure 1: hardmax SE error vs alpha (left) and alpha/rho (right)."""
     input:
-        curves=lambda wildcards: column(PLAN.figure1_curves(wildcards.scale), "path"),
-        amp=lambda wildcards: column(PLAN.figure1_amp_curves(wildcards.scale), "path"),
+        unpack(needs_inputs("paper1_fig1")),
         code=script_code("paper1_fig1.py"),
     output:
         **figure_outputs("paper1_fig1", "Paper 1", "Figure 1"),
     params:
-        curves=lambda wildcards: PLAN.figure1_curves(wildcards.scale),
+        **needs_params("paper1_fig1"),
         channels=config["paper1"]["figure1"]["channels"],
         T=config["paper1"]["figure1"]["T"],
         small_width_limit=config["paper1"]["figure1"]["right"]["small_width_limit"],
-        amp_curves=lambda wildcards: Plan.without_runs(PLAN.figure1_amp_curves(wildcards.scale)),
     log:
         figure_log("paper1_fig1"),
     threads: 1
@@ -29,16 +27,12 @@ rule paper1_fig1:
 rule paper1_fig2:
     """Paper 1, Figure 2: softmax SE error vs alpha (left) and alpha (T^2+T-2) (right)."""
     input:
-        curves=lambda wildcards: column(PLAN.figure2_curves(wildcards.scale), "path"),
-        amp=lambda wildcards: column(PLAN.figure2_amp_curves(wildcards.scale), "path"),
-        gd=lambda wildcards: column(PLAN.figure2_gd_curves(wildcards.scale), "path"),
+        unpack(needs_inputs("paper1_fig2")),
         code=script_code("paper1_fig2.py"),
     output:
         **figure_outputs("paper1_fig2", "Paper 1", "Figure 2"),
     params:
-        curves=lambda wildcards: PLAN.figure2_curves(wildcards.scale),
-        amp_curves=lambda wildcards: Plan.without_runs(PLAN.figure2_amp_curves(wildcards.scale)),
-        gd_curves=lambda wildcards: Plan.without_runs(PLAN.figure2_gd_curves(wildcards.scale)),
+        **needs_params("paper1_fig2"),
     log:
         figure_log("paper1_fig2"),
     threads: 1
@@ -51,14 +45,12 @@ rule paper1_fig2:
 rule paper1_figS1:
     """Beyond paper 1: Figure 1 left for hardmax attention with T = 2, 3, 4 tokens (docs/paper1.md §3.6)."""
     input:
-        curves=lambda wildcards: column(PLAN.tokens_curves(wildcards.scale), "path"),
-        exact=lambda wildcards: column(PLAN.tokens_exact_curves(wildcards.scale), "path"),
+        unpack(needs_inputs("paper1_figS1")),
         code=script_code("paper1_figS1.py"),
     output:
         **figure_outputs("paper1_figS1", "Paper 1", "Figure S1"),
     params:
-        curves=lambda wildcards: PLAN.tokens_curves(wildcards.scale),
-        exact=lambda wildcards: PLAN.tokens_exact_curves(wildcards.scale),
+        **needs_params("paper1_figS1"),
     log:
         figure_log("paper1_figS1"),
     threads: 1
@@ -71,14 +63,12 @@ rule paper1_figS1:
 rule paper1_figS2:
     """Paper 1, Figure S2 (beyond the paper): SE generalisation errors with AMP's held-out errors."""
     input:
-        curves=lambda wildcards: column(PLAN.figureS2_gen_curves(wildcards.scale), "path"),
-        amp=lambda wildcards: column(PLAN.figureS2_amp_curves(wildcards.scale), "path"),
+        unpack(needs_inputs("paper1_figS2")),
         code=script_code("paper1_figS2.py"),
     output:
         **figure_outputs("paper1_figS2", "Paper 1", "Figure S2"),
     params:
-        curves=lambda wildcards: PLAN.figureS2_gen_curves(wildcards.scale),
-        amp_curves=lambda wildcards: Plan.without_runs(PLAN.figureS2_amp_curves(wildcards.scale)),
+        **needs_params("paper1_figS2"),
     log:
         figure_log("paper1_figS2"),
     threads: 1
@@ -91,15 +81,12 @@ rule paper1_figS2:
 rule paper2_fig1:
     """Paper 2, Figure 1: tied softmax SGD against truncations of order M and the matrix flow."""
     input:
-        runs=lambda wildcards: column(PLAN.figure1_moment_runs(wildcards.scale), "path"),
-        flows=lambda wildcards: column(PLAN.figure1_moment_runs(wildcards.scale), "flow_path"),
-        truncations=lambda wildcards: column(PLAN.figure1_moment_runs(wildcards.scale),
-                                             "truncations_path"),
+        unpack(needs_inputs("paper2_fig1")),
         code=script_code("paper2_fig1.py"),
     output:
         **figure_outputs("paper2_fig1", "Paper 2", "Figure 1"),
     params:
-        runs=lambda wildcards: PLAN.figure1_moment_runs(wildcards.scale),
+        **needs_params("paper2_fig1"),
         orders=P2.get("figure1", {}).get("orders"),
     log:
         figure_log("paper2_fig1"),
@@ -113,15 +100,12 @@ rule paper2_fig1:
 rule paper2_fig2:
     """Paper 2, Figure 2: tied W vs direct S for h1, h2, h3 (SGD over seeds, reference flows)."""
     input:
-        runs=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "path"),
-        flows=lambda wildcards: column(PLAN.figure2_runs(wildcards.scale), "flow_path"),
-        exact=lambda wildcards: column(PLAN.figure2_exact_flows(wildcards.scale), "path"),
+        unpack(needs_inputs("paper2_fig2")),
         code=script_code("paper2_fig2.py"),
     output:
         **figure_outputs("paper2_fig2", "Paper 2", "Figure 2"),
     params:
-        runs=lambda wildcards: PLAN.figure2_runs(wildcards.scale),
-        exact=lambda wildcards: PLAN.figure2_exact_flows(wildcards.scale),
+        **needs_params("paper2_fig2"),
         threshold=P2.get("threshold"),
     log:
         figure_log("paper2_fig2"),
@@ -135,15 +119,12 @@ rule paper2_fig2:
 rule paper2_fig3:
     """Paper 2, Figure 3: untied attention, symmetric overlap vs slow time for h1, h2, h3."""
     input:
-        runs=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "path"),
-        flows=lambda wildcards: column(PLAN.figure3_untied_runs(wildcards.scale), "flow_path"),
-        plateau=lambda wildcards: column(PLAN.figure3_plateau_runs(wildcards.scale), "path"),
+        unpack(needs_inputs("paper2_fig3")),
         code=script_code("paper2_fig3.py"),
     output:
         **figure_outputs("paper2_fig3", "Paper 2", "Figure 3"),
     params:
-        runs=lambda wildcards: PLAN.figure3_untied_runs(wildcards.scale),
-        plateau=lambda wildcards: PLAN.figure3_plateau_runs(wildcards.scale),
+        **needs_params("paper2_fig3"),
         threshold=P2.get("threshold"),
     log:
         figure_log("paper2_fig3"),
@@ -157,16 +138,12 @@ rule paper2_fig3:
 rule paper2_fig4:
     """Paper 2, Figure 4: the exactly solvable case, SGD against truncations and the Riccati flow."""
     input:
-        runs=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale), "path"),
-        exact=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale), "exact_path"),
-        truncations=lambda wildcards: column(PLAN.figure4_moment_runs(wildcards.scale),
-                                             "truncations_path"),
-        radius=lambda wildcards: PLAN.figure4_radius(wildcards.scale)["path"],
+        unpack(needs_inputs("paper2_fig4")),
         code=script_code("paper2_fig4.py"),
     output:
         **figure_outputs("paper2_fig4", "Paper 2", "Figure 4"),
     params:
-        runs=lambda wildcards: PLAN.figure4_moment_runs(wildcards.scale),
+        **needs_params("paper2_fig4"),
         orders=P2.get("figure4", {}).get("orders"),
     log:
         figure_log("paper2_fig4"),
@@ -180,11 +157,12 @@ rule paper2_fig4:
 rule paper2_figS1:
     """Paper 2, Figure S1: Theorem 1 at finite d, loss against Phi(q) and the gap against d."""
     input:
-        tables=lambda wildcards: PLAN.theorem1_paths(wildcards.scale),
+        unpack(needs_inputs("paper2_figS1")),
         code=script_code("paper2_figS1.py"),
     output:
         **figure_outputs("paper2_figS1", "Paper 2", "Figure S1"),
     params:
+        **needs_params("paper2_figS1"),
         links=P2.get("figureS1", {}).get("links"),
     log:
         figure_log("paper2_figS1"),
@@ -198,11 +176,12 @@ rule paper2_figS1:
 rule paper2_figS2:
     """Paper 2, Figure S2: the population landscape, with the tied uninformative point."""
     input:
-        tables=lambda wildcards: PLAN.landscape_paths(wildcards.scale),
+        unpack(needs_inputs("paper2_figS2")),
         code=script_code("paper2_figS2.py"),
     output:
         **figure_outputs("paper2_figS2", "Paper 2", "Figure S2"),
     params:
+        **needs_params("paper2_figS2"),
         links=P2.get("figureS2", {}).get("links"),
         rho=P2.get("figureS2", {}).get("rho"),
     log:
@@ -217,15 +196,12 @@ rule paper2_figS2:
 rule paper2_figS3:
     """Paper 2, Figure S3: weak-recovery time (t_ode) and samples/(d^2 ln d) against d."""
     input:
-        runs=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "path"),
-        flows=lambda wildcards: column(PLAN.figureS3_runs(wildcards.scale), "flow_path"),
-        ensembles=lambda wildcards: column(PLAN.figureS3_flow_ensembles(wildcards.scale), "path"),
+        unpack(needs_inputs("paper2_figS3")),
         code=script_code("paper2_figS3.py"),
     output:
         **figure_outputs("paper2_figS3", "Paper 2", "Figure S3"),
     params:
-        runs=lambda wildcards: PLAN.figureS3_runs(wildcards.scale),
-        ensembles=lambda wildcards: PLAN.figureS3_flow_ensembles(wildcards.scale),
+        **needs_params("paper2_figS3"),
         threshold=P2.get("threshold"),
         eta=P2.get("figureS3", {}).get("eta"),
     log:
@@ -240,15 +216,12 @@ rule paper2_figS3:
 rule paper2_figS4:
     """Paper 2, Figure S4: the mean collapses on t = lr n, the overlap on tau = lr n/d."""
     input:
-        runs=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "path"),
-        flows=lambda wildcards: column(PLAN.figureS4_runs(wildcards.scale), "flow_path"),
-        limits=lambda wildcards: column(PLAN.figureS4_limit_runs(wildcards.scale), "limit_path"),
+        unpack(needs_inputs("paper2_figS4")),
         code=script_code("paper2_figS4.py"),
     output:
         **figure_outputs("paper2_figS4", "Paper 2", "Figure S4"),
     params:
-        runs=lambda wildcards: PLAN.figureS4_runs(wildcards.scale),
-        limits=lambda wildcards: PLAN.figureS4_limit_runs(wildcards.scale),
+        **needs_params("paper2_figS4"),
     log:
         figure_log("paper2_figS4"),
     threads: 1
@@ -261,14 +234,12 @@ rule paper2_figS4:
 rule paper2_figS5:
     """Paper 2, Figure S5: escape time vs teacher mean for several d, with the instability times of the flows."""
     input:
-        runs=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "path"),
-        flows=lambda wildcards: column(PLAN.figureS5_runs(wildcards.scale), "flow_path"),
-        fast_states=lambda wildcards: PLAN.fast_states_path(wildcards.scale),
+        unpack(needs_inputs("paper2_figS5")),
         code=script_code("paper2_figS5.py"),
     output:
         **figure_outputs("paper2_figS5", "Paper 2", "Figure S5"),
     params:
-        runs=lambda wildcards: PLAN.figureS5_runs(wildcards.scale),
+        **needs_params("paper2_figS5"),
         threshold=P2.get("threshold"),
     log:
         figure_log("paper2_figS5"),
@@ -282,12 +253,12 @@ rule paper2_figS5:
 rule paper2_figS6:
     """Paper 2, Figure S6: truncation error against M at fixed times, per weight decay."""
     input:
-        tables=lambda wildcards: column(PLAN.figureS6_tables(wildcards.scale), "path"),
+        unpack(needs_inputs("paper2_figS6")),
         code=script_code("paper2_figS6.py"),
     output:
         **figure_outputs("paper2_figS6", "Paper 2", "Figure S6"),
     params:
-        tables=lambda wildcards: PLAN.figureS6_tables(wildcards.scale),
+        **needs_params("paper2_figS6"),
         times=P2.get("figureS6", {}).get("times"),
         matrix_scale=P2.get("figureS6", {}).get("matrix_scale"),
     log:

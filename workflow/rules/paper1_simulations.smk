@@ -10,14 +10,9 @@
 # gd_summary           mean and spread over draws per alpha of one T
 
 
-def dataset_of(wildcards):
-    """The dataset a run reads (paths.dataset_of: both hardmax channels read the hardmax data)."""
-    return paths.dataset_of(dict(wildcards.items()))
-
-
-# One dataset rule per scale: whether datasets are temporary is a property of
-# the scale in the path.
-for _scale in paths.SCALES:
+# One dataset rule per configured scale: whether datasets are temporary is a
+# property of the scale in the path.
+for _scale in configured_scales(config):
 
     rule:
         name:
@@ -25,13 +20,13 @@ for _scale in paths.SCALES:
         input:
             code=script_code("aim_dataset.py"),
         output:
-            **paths.DATASET.outputs(
+            **KINDS["aim_dataset"].path.outputs(
                 wrap=temp if config["scales"][_scale]["data"]["temporary"] else (lambda p: p),
                 scale=_scale),
         log:
-            paths.DATASET.log(scale=_scale),
+            KINDS["aim_dataset"].path.log(scale=_scale),
         wildcard_constraints:
-            **paths.DATASET.constraints(),
+            **KINDS["aim_dataset"].path.constraints(),
         params:
             base_seed=config["seed"],
             test_samples=config["scales"][_scale]["data"]["test_samples"],
@@ -45,17 +40,19 @@ for _scale in paths.SCALES:
 rule amp_run:
     """GAMP-RIE of one channel on one dataset: final error, trace, generalisation error."""
     input:
-        data=dataset_of,
+        unpack(job_inputs("amp_run")),
         code=script_code("amp_run.py"),
     output:
-        **paths.AMP_RUN.outputs(),
+        **KINDS["amp_run"].path.outputs(),
     log:
-        paths.AMP_RUN.log(),
+        KINDS["amp_run"].path.log(),
     wildcard_constraints:
-        **paths.AMP_RUN.constraints(),
+        **KINDS["amp_run"].path.constraints(),
     params:
+        **cache_key("amp_run"),
         solver=config["paper1"]["amp_solver"],
-        backend=BACKEND,
+        backend=BACKEND["amp"],
+    cache: shared_cache("amp_run")
     threads: 1
     resources:
         **COSTS.resources("amp_run"),
@@ -64,26 +61,25 @@ rule amp_run:
         "../scripts/amp_run.py"
 
 
-def amp_curve_of(wildcards):
-    """The planned curve whose summary this job writes."""
-    return PLAN.curve_of(PLAN.amp_curves(wildcards.scale), paths.AMP_SUMMARY.format(
-        wildcards.scale, channel=wildcards.channel, T=wildcards.T, rho=wildcards.rho,
-        d=wildcards.d, n=wildcards.n))
+def curve_of(rule, curves):
+    """The planned curve (without its runs) whose summary this job of ``rule`` writes."""
+    return lambda wildcards: PLAN.without_runs([PLAN.curve_of(
+        curves(wildcards.scale), PLAN.job_of(rule, wildcards).path)])[0]
 
 
 rule amp_summary:
     """Mean and std over seeds per alpha of one AMP curve, with unconverged runs counted apart."""
     input:
-        runs=lambda wildcards: [p for per_alpha in amp_curve_of(wildcards)["runs"] for p in per_alpha],
+        unpack(job_inputs("amp_summary")),
         code=script_code("amp_summary.py"),
     output:
-        **paths.AMP_SUMMARY.outputs(),
+        **KINDS["amp_summary"].path.outputs(),
     log:
-        paths.AMP_SUMMARY.log(),
+        KINDS["amp_summary"].path.log(),
     wildcard_constraints:
-        **paths.AMP_SUMMARY.constraints(),
+        **KINDS["amp_summary"].path.constraints(),
     params:
-        curve=lambda wildcards: Plan.without_runs([amp_curve_of(wildcards)])[0],
+        curve=curve_of("amp_summary", PLAN.amp_curves),
     threads: 1
     resources:
         **COSTS.resources("amp_summary"),
@@ -97,18 +93,20 @@ _GD_PLAN = config["paper1"]["figure2"]["right"].get("gd")
 rule gd_run:
     """K tied students trained by full-batch Adam on one dataset: errors, losses, curves."""
     input:
-        data=dataset_of,
+        unpack(job_inputs("gd_run")),
         code=script_code("gd_run.py"),
     output:
-        **paths.GD_RUN.outputs(),
+        **KINDS["gd_run"].path.outputs(),
     log:
-        paths.GD_RUN.log(),
+        KINDS["gd_run"].path.log(),
     wildcard_constraints:
-        **paths.GD_RUN.constraints(),
+        **KINDS["gd_run"].path.constraints(),
     params:
+        **cache_key("gd_run"),
         optimizer=_GD_PLAN["optimizer"] if _GD_PLAN else {},
         block=lambda wildcards: (PLAN.gd_size(wildcards.scale) or {}).get("block"),
-        backend=BACKEND,
+        backend=BACKEND["gd"],
+    cache: shared_cache("gd_run")
     threads: COSTS.threads("gd_run")
     resources:
         **COSTS.resources("gd_run"),
@@ -117,26 +115,19 @@ rule gd_run:
         "../scripts/gd_run.py"
 
 
-def gd_curve_of(wildcards):
-    """The planned curve whose summary this job writes."""
-    return PLAN.curve_of(PLAN.figure2_gd_curves(wildcards.scale), paths.GD_SUMMARY.format(
-        wildcards.scale, link=wildcards.link, T=wildcards.T, rho=wildcards.rho, d=wildcards.d,
-        inits=wildcards.inits, n=wildcards.n))
-
-
 rule gd_summary:
     """Mean and std over draws per alpha of single and averaged GD (one T), diverged students apart."""
     input:
-        runs=lambda wildcards: [p for per_alpha in gd_curve_of(wildcards)["runs"] for p in per_alpha],
+        unpack(job_inputs("gd_summary")),
         code=script_code("gd_summary.py"),
     output:
-        **paths.GD_SUMMARY.outputs(),
+        **KINDS["gd_summary"].path.outputs(),
     log:
-        paths.GD_SUMMARY.log(),
+        KINDS["gd_summary"].path.log(),
     wildcard_constraints:
-        **paths.GD_SUMMARY.constraints(),
+        **KINDS["gd_summary"].path.constraints(),
     params:
-        curve=lambda wildcards: Plan.without_runs([gd_curve_of(wildcards)])[0],
+        curve=curve_of("gd_summary", PLAN.figure2_gd_curves),
     threads: 1
     resources:
         **COSTS.resources("gd_summary"),
@@ -147,18 +138,18 @@ rule gd_summary:
 rule tokens_amp_run:
     """GAMP-RIE with the sampled hardmax g_out of T >= 3 tokens on one dataset (docs/paper1.md §3.6)."""
     input:
-        data=lambda wildcards: paths.DATASET.format(
-            wildcards.scale, link="hardmax", T=wildcards.T, rho=wildcards.rho, d=wildcards.d,
-            alpha=wildcards.alpha, seed=wildcards.seed),
+        unpack(job_inputs("tokens_amp_run")),
         code=script_code("tokens_amp_run.py"),
     output:
-        **paths.TOKENS_AMP_RUN.outputs(),
+        **KINDS["tokens_amp_run"].path.outputs(),
     log:
-        paths.TOKENS_AMP_RUN.log(),
+        KINDS["tokens_amp_run"].path.log(),
     wildcard_constraints:
-        **paths.TOKENS_AMP_RUN.constraints(),
+        **KINDS["tokens_amp_run"].path.constraints(),
     params:
+        **cache_key("tokens_amp_run"),
         solver=config["paper1"]["amp_solver"],
+    cache: shared_cache("tokens_amp_run")
     threads: 1
     resources:
         **COSTS.resources("tokens_amp_run"),

@@ -12,11 +12,11 @@ rule se_curve:
     input:
         code=script_code("se_curve.py"),
     output:
-        **paths.SE_CURVE.outputs(),
+        **KINDS["se_curve"].path.outputs(),
     log:
-        paths.SE_CURVE.log(),
+        KINDS["se_curve"].path.log(),
     wildcard_constraints:
-        **paths.SE_CURVE.constraints(),
+        **KINDS["se_curve"].path.constraints(),
     params:
         # The softmax SE does not depend on beta (docs/paper1.md §3.3): the paths
         # carry no beta and every curve is computed at beta = 1.
@@ -39,11 +39,11 @@ rule fisher_table:
     input:
         code=script_code("fisher_table.py"),
     output:
-        **paths.FISHER_TABLE.outputs(),
+        **KINDS["fisher_table"].path.outputs(),
     log:
-        paths.FISHER_TABLE.log(),
+        KINDS["fisher_table"].path.log(),
     wildcard_constraints:
-        **paths.FISHER_TABLE.constraints(),
+        **KINDS["fisher_table"].path.constraints(),
     params:
         first_block=config["paper1"].get("hardmax_tokens", {}).get("table", {}).get("first_block", 2),
     threads: 1
@@ -56,15 +56,14 @@ rule fisher_table:
 rule tokens_se_curve:
     """SE curve (MMSE with its standard error) of hardmax attention with T tokens through its Fisher table."""
     input:
-        table=lambda wildcards: PLAN.fisher_table(wildcards.scale, int(wildcards.T),
-                                                  int(wildcards.nref), int(wildcards.seed))["path"],
+        unpack(job_inputs("tokens_se_curve")),
         code=script_code("tokens_se_curve.py"),
     output:
-        **paths.TOKENS_SE_CURVE.outputs(),
+        **KINDS["tokens_se_curve"].path.outputs(),
     log:
-        paths.TOKENS_SE_CURVE.log(),
+        KINDS["tokens_se_curve"].path.log(),
     wildcard_constraints:
-        **paths.TOKENS_SE_CURVE.constraints(),
+        **KINDS["tokens_se_curve"].path.constraints(),
     params:
         degree=config["paper1"].get("hardmax_tokens", {}).get("table", {}).get("degree"),
     threads: 1
@@ -79,11 +78,11 @@ rule se_generalisation:
     input:
         code=script_code("se_generalisation.py"),
     output:
-        **paths.GEN_CURVE.outputs(),
+        **KINDS["se_generalisation"].path.outputs(),
     log:
-        paths.GEN_CURVE.log(),
+        KINDS["se_generalisation"].path.log(),
     wildcard_constraints:
-        **paths.GEN_CURVE.constraints(),
+        **KINDS["se_generalisation"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("se_generalisation"),

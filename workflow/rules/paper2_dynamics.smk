@@ -14,13 +14,15 @@ rule sgd_run:
     input:
         code=script_code("sgd_run.py"),
     output:
-        **paths.SGD_RUN.outputs(),
+        **KINDS["sgd_run"].path.outputs(),
     log:
-        paths.SGD_RUN.log(),
+        KINDS["sgd_run"].path.log(),
     wildcard_constraints:
-        **paths.SGD_RUN.constraints(),
+        **KINDS["sgd_run"].path.constraints(),
     params:
-        backend=BACKEND,
+        **cache_key("sgd_run"),
+        backend=BACKEND["sgd"],
+    cache: shared_cache("sgd_run")
     threads: 1
     resources:
         **COSTS.resources("sgd_run"),
@@ -34,11 +36,14 @@ rule reference_flow:
     input:
         code=script_code("reference_flow.py"),
     output:
-        **paths.REFERENCE_FLOW.outputs(),
+        **KINDS["reference_flow"].path.outputs(),
     log:
-        paths.REFERENCE_FLOW.log(),
+        KINDS["reference_flow"].path.log(),
     wildcard_constraints:
-        **paths.REFERENCE_FLOW.constraints(),
+        **KINDS["reference_flow"].path.constraints(),
+    params:
+        **cache_key("reference_flow"),
+    cache: shared_cache("reference_flow")
     threads: 1
     resources:
         **COSTS.resources("reference_flow"),
@@ -51,11 +56,11 @@ rule theorem1:
     input:
         code=script_code("theorem1.py"),
     output:
-        **paths.THEOREM1.outputs(),
+        **KINDS["theorem1"].path.outputs(),
     log:
-        paths.THEOREM1.log(),
+        KINDS["theorem1"].path.log(),
     wildcard_constraints:
-        **paths.THEOREM1.constraints(),
+        **KINDS["theorem1"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("theorem1"),
@@ -68,11 +73,11 @@ rule landscape:
     input:
         code=script_code("landscape.py"),
     output:
-        **paths.LANDSCAPE.outputs(),
+        **KINDS["landscape"].path.outputs(),
     log:
-        paths.LANDSCAPE.log(),
+        KINDS["landscape"].path.log(),
     wildcard_constraints:
-        **paths.LANDSCAPE.constraints(),
+        **KINDS["landscape"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("landscape"),
@@ -85,11 +90,14 @@ rule flow_ensemble:
     input:
         code=script_code("flow_ensemble.py"),
     output:
-        **paths.FLOW_ENSEMBLE.outputs(),
+        **KINDS["flow_ensemble"].path.outputs(),
     log:
-        paths.FLOW_ENSEMBLE.log(),
+        KINDS["flow_ensemble"].path.log(),
     wildcard_constraints:
-        **paths.FLOW_ENSEMBLE.constraints(),
+        **KINDS["flow_ensemble"].path.constraints(),
+    params:
+        **cache_key("flow_ensemble"),
+    cache: shared_cache("flow_ensemble")
     threads: 1
     resources:
         **COSTS.resources("flow_ensemble"),
@@ -102,11 +110,11 @@ rule tied_velocity:
     input:
         code=script_code("tied_velocity.py"),
     output:
-        **paths.TIED_VELOCITY.outputs(),
+        **KINDS["tied_velocity"].path.outputs(),
     log:
-        paths.TIED_VELOCITY.log(),
+        KINDS["tied_velocity"].path.log(),
     wildcard_constraints:
-        **paths.TIED_VELOCITY.constraints(),
+        **KINDS["tied_velocity"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("tied_velocity"),

@@ -10,11 +10,11 @@ rule moment_truncations:
     input:
         code=script_code("moment_truncations.py"),
     output:
-        **paths.TRUNCATIONS.outputs(),
+        **KINDS["moment_truncations"].path.outputs(),
     log:
-        paths.TRUNCATIONS.log(),
+        KINDS["moment_truncations"].path.log(),
     wildcard_constraints:
-        **paths.TRUNCATIONS.constraints(),
+        **KINDS["moment_truncations"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("moment_truncations"),
@@ -27,11 +27,11 @@ rule riccati_flow:
     input:
         code=script_code("riccati_flow.py"),
     output:
-        **paths.RICCATI.outputs(),
+        **KINDS["riccati_flow"].path.outputs(),
     log:
-        paths.RICCATI.log(),
+        KINDS["riccati_flow"].path.log(),
     wildcard_constraints:
-        **paths.RICCATI.constraints(),
+        **KINDS["riccati_flow"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("riccati_flow"),
@@ -44,11 +44,11 @@ rule truncation_error:
     input:
         code=script_code("truncation_error.py"),
     output:
-        **paths.TRUNCATION_ERROR.outputs(),
+        **KINDS["truncation_error"].path.outputs(),
     log:
-        paths.TRUNCATION_ERROR.log(),
+        KINDS["truncation_error"].path.log(),
     wildcard_constraints:
-        **paths.TRUNCATION_ERROR.constraints(),
+        **KINDS["truncation_error"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("truncation_error"),
@@ -61,11 +61,11 @@ rule truncation_radius:
     input:
         code=script_code("truncation_radius.py"),
     output:
-        **paths.RADIUS.outputs(),
+        **KINDS["truncation_radius"].path.outputs(),
     log:
-        paths.RADIUS.log(),
+        KINDS["truncation_radius"].path.log(),
     wildcard_constraints:
-        **paths.RADIUS.constraints(),
+        **KINDS["truncation_radius"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("truncation_radius"),

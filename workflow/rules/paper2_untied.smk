@@ -13,13 +13,15 @@ rule untied_sgd_run:
     input:
         code=script_code("untied_sgd_run.py"),
     output:
-        **paths.UNTIED_SGD.outputs(),
+        **KINDS["untied_sgd_run"].path.outputs(),
     log:
-        paths.UNTIED_SGD.log(),
+        KINDS["untied_sgd_run"].path.log(),
     wildcard_constraints:
-        **paths.UNTIED_SGD.constraints(),
+        **KINDS["untied_sgd_run"].path.constraints(),
     params:
-        backend=BACKEND,
+        **cache_key("untied_sgd_run"),
+        backend=BACKEND["sgd"],
+    cache: shared_cache("untied_sgd_run")
     threads: COSTS.threads("untied_sgd_run")
     resources:
         **COSTS.resources("untied_sgd_run"),
@@ -33,11 +35,14 @@ rule untied_theory:
     input:
         code=script_code("untied_theory.py"),
     output:
-        **paths.UNTIED_THEORY.outputs(),
+        **KINDS["untied_theory"].path.outputs(),
     log:
-        paths.UNTIED_THEORY.log(),
+        KINDS["untied_theory"].path.log(),
     wildcard_constraints:
-        **paths.UNTIED_THEORY.constraints(),
+        **KINDS["untied_theory"].path.constraints(),
+    params:
+        **cache_key("untied_theory"),
+    cache: shared_cache("untied_theory")
     threads: 1
     resources:
         **COSTS.resources("untied_theory"),
@@ -50,11 +55,11 @@ rule untied_fast_states:
     input:
         code=script_code("untied_fast_states.py"),
     output:
-        **paths.FAST_STATES.outputs(),
+        **KINDS["untied_fast_states"].path.outputs(),
     log:
-        paths.FAST_STATES.log(),
+        KINDS["untied_fast_states"].path.log(),
     wildcard_constraints:
-        **paths.FAST_STATES.constraints(),
+        **KINDS["untied_fast_states"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("untied_fast_states"),
@@ -67,11 +72,11 @@ rule untied_velocity:
     input:
         code=script_code("untied_velocity.py"),
     output:
-        **paths.UNTIED_VELOCITY.outputs(),
+        **KINDS["untied_velocity"].path.outputs(),
     log:
-        paths.UNTIED_VELOCITY.log(),
+        KINDS["untied_velocity"].path.log(),
     wildcard_constraints:
-        **paths.UNTIED_VELOCITY.constraints(),
+        **KINDS["untied_velocity"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("untied_velocity"),
@@ -84,11 +89,11 @@ rule untied_truncation:
     input:
         code=script_code("untied_truncation.py"),
     output:
-        **paths.UNTIED_TRUNCATION.outputs(),
+        **KINDS["untied_truncation"].path.outputs(),
     log:
-        paths.UNTIED_TRUNCATION.log(),
+        KINDS["untied_truncation"].path.log(),
     wildcard_constraints:
-        **paths.UNTIED_TRUNCATION.constraints(),
+        **KINDS["untied_truncation"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("untied_truncation"),
@@ -101,11 +106,11 @@ rule untied_decay:
     input:
         code=script_code("untied_decay.py"),
     output:
-        **paths.UNTIED_DECAY.outputs(),
+        **KINDS["untied_decay"].path.outputs(),
     log:
-        paths.UNTIED_DECAY.log(),
+        KINDS["untied_decay"].path.log(),
     wildcard_constraints:
-        **paths.UNTIED_DECAY.constraints(),
+        **KINDS["untied_decay"].path.constraints(),
     threads: 1
     resources:
         **COSTS.resources("untied_decay"),

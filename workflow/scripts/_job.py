@@ -4,7 +4,10 @@ Every workflow script runs its body inside :func:`run_job`, which
 
 * checks every data input against its sidecar before the body runs, and
   stops the job with one line naming a damaged input and the remedy
-  (``aimrepro.records.sidecars.verify_input``);
+  (``aimrepro.records.sidecars.verify_input``); an input made in another
+  working directory and reused here (Snakemake's shared cache) must also be
+  described under its path and made by the code files this directory has,
+  and the sidecar records where it was made (``reused_inputs``);
 * sends logging, warnings and stderr to the job's log file (``log:`` of
   the rule), records the start time, and removes the temporary files a
   killed earlier attempt at its outputs left behind;
@@ -12,7 +15,11 @@ Every workflow script runs its body inside :func:`run_job`, which
   provenance sidecar from what the rule declared: data inputs (every input
   except the named ``code`` list, with the hashes verified above), code
   inputs (the ``code`` list: the script's import closure,
-  workflow/lib/codeinputs.py), wildcards and params;
+  workflow/lib/aimrepro_workflow/codeinputs.py), wildcards and params;
+* ends a job that meets a fault of the machine (a full disk or quota, a
+  read-only file system, a refused permission) with one line naming the file
+  and the remedy (``aimrepro.preflight.machine_fault``); its outputs are
+  written under temporary names, so nothing half-written is left;
 * after the body, fails the job if it ran an ``aimrepro`` module or a
   helper of this directory that the rule does not declare as code, so a
   lazy import cannot make results silently stale.
@@ -34,10 +41,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aimrepro.records.sidecars import (DamagedInputError, config_hash, git_state, utc_now,
-                                       verify_input, write_sidecar)
+from aimrepro.records.sidecars import (DamagedInputError, config_hash, git_state, reused_input,
+                                       utc_now, verify_input, write_sidecar)
 from aimrepro.records.logs import capture_log
 from aimrepro.records.files import remove_stale_temporaries
+from aimrepro.preflight import machine_fault
 
 HELPER_DIR = Path(__file__).resolve().parent
 
@@ -45,11 +53,13 @@ HELPER_DIR = Path(__file__).resolve().parent
 class Job:
     """A running Snakemake job: its declared files, start time and logger."""
 
-    def __init__(self, smk: Any, logger: logging.Logger, input_hashes: Mapping[str, str]) -> None:
+    def __init__(self, smk: Any, logger: logging.Logger, input_hashes: Mapping[str, str],
+                 reused_inputs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.smk = smk
         self.log = logger
         self.started = utc_now()
         self.input_hashes = dict(input_hashes)
+        self.reused_inputs = dict(reused_inputs or {})
 
     @property
     def code_inputs(self) -> list[str]:
@@ -74,8 +84,10 @@ class Job:
         diagnostics: Mapping[str, Any],
         extra_params: Mapping[str, Any] | None = None,
         seed: int | None = None,
+        temporary: bool = False,
     ) -> Path:
-        """Write the sidecar of ``outputs`` (call after they are complete)."""
+        """Write the sidecar of ``outputs`` (call after they are complete; ``temporary``: Snakemake
+        deletes them once used, so a lineage check counts them deleted, not missing)."""
         params = self.params()
         if extra_params:
             params.update(extra_params)
@@ -91,6 +103,8 @@ class Job:
             seed=seed,
             config_hash=config_hash(self.smk.config),
             known_hashes=self.input_hashes,
+            temporary=temporary,
+            reused_inputs=self.reused_inputs,
         )
         self.log.info("wrote sidecar %s", path)
         return path
@@ -186,16 +200,29 @@ def undeclared_code(declared: Sequence[str]) -> list[str]:
 def run_job(smk: Any) -> Iterator[Job]:
     """Run a script body with verified inputs and its log captured; yields the :class:`Job`."""
     hashes = verified_input_hashes(smk)
-    with capture_log(smk.log[0]) as logger:
-        job = Job(smk, logger, hashes)
-        logger.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards.items()))
-        for output in smk.output:
-            for stale in remove_stale_temporaries(output):
-                logger.info("removed %s, left by an interrupted attempt", stale)
-        yield job
-        missing = undeclared_code(job.code_inputs)
-        if missing:
-            raise RuntimeError(
-                f"rule {smk.rule} ran code it does not declare as input: {', '.join(missing)}; "
-                "import it at module level in the rule's script (workflow/lib/codeinputs.py)")
-        logger.info("done")
+    reused = {path: where for path in hashes if (where := reused_input(path)) is not None}
+    try:
+        with capture_log(smk.log[0]) as logger:
+            job = Job(smk, logger, hashes, reused)
+            logger.info("rule %s, wildcards %s", smk.rule, dict(smk.wildcards.items()))
+            for path, where in reused.items():
+                logger.info("input %s was made on %s in %s (cache entry %s); verified against its "
+                            "sidecar and this directory's code", path, where["host"], where["workdir"],
+                            where["cache_entry"])
+            for output in smk.output:
+                for stale in remove_stale_temporaries(output):
+                    logger.info("removed %s, left by an interrupted attempt", stale)
+            yield job
+            missing = undeclared_code(job.code_inputs)
+            if missing:
+                raise RuntimeError(
+                    f"rule {smk.rule} ran code it does not declare as input: {', '.join(missing)}; "
+                    "import it at module level in the rule's script (workflow/lib/aimrepro_workflow/codeinputs.py)")
+            logger.info("done")
+    except OSError as err:
+        # A full disk or a read-only mount is the machine's fault, not a bug: one line, no
+        # traceback on the terminal (the log keeps it when the log itself could be written).
+        line = machine_fault(err)
+        if line is None:
+            raise
+        sys.exit(f"aimrepro: rule {smk.rule}: {line}")

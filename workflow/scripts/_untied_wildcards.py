@@ -1,9 +1,10 @@
 """The untied problem and record grid named by an untied result path.
 
-Shared by the scripts of rules untied_sgd_run and untied_theory (paths.UNTIED_SGD,
-paths.UNTIED_THEORY), which read the same wildcards, and by the replicate
-tables untied_velocity, untied_truncation and untied_decay, whose student
-starts from its independent factors (no m0 wildcard).
+Shared by the scripts of rules untied_sgd_run and untied_theory (kinds
+untied_sgd_run and untied_theory in aimrepro_workflow.kinds.paper2), which read
+the same wildcards, and by the replicate tables untied_velocity,
+untied_truncation and untied_decay, whose student starts from its independent
+factors (no m0 wildcard).
 """
 
 from aimrepro.paper2.sgd import ProblemSpec, fast_slow_record_times

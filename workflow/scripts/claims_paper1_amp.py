@@ -5,7 +5,7 @@ Reads the AMP summaries and the runs of the finite-size trends; the measurements
 
 from _job import run_job
 
-from aimrepro.claims.paper1_amp import paper1_amp_claims
+from aimrepro.claims.paper1_amp import AMPInputs, paper1_amp_claims
 from aimrepro.paper1.amp import load_run_summary
 from aimrepro.records.tables import read_table
 
@@ -16,8 +16,8 @@ def main(smk) -> None:
         trends = list(smk.params.trends)
         trend_runs = [[[load_run_summary(run) for run in point["runs"]] for point in trend["points"]]
                       for trend in trends]
-        rows = paper1_amp_claims(curves, [read_table(c["path"]) for c in curves],
-                                 trends=trends, trend_runs=trend_runs)
+        rows = paper1_amp_claims(AMPInputs(curves, [read_table(c["path"]) for c in curves],
+                                           trends=trends, trend_runs=trend_runs))
         job.write_claims(rows, "AMP")
 
 

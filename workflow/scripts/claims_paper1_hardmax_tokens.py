@@ -7,7 +7,7 @@ Reads the tabulated SE curves, the exact T = 2 curves and the Fisher tables
 
 from _job import run_job
 
-from aimrepro.claims.paper1_hardmax_tokens import hardmax_tokens_claims
+from aimrepro.claims.paper1_hardmax_tokens import TokensInputs, hardmax_tokens_claims
 from aimrepro.paper1.hardmax_tokens import FisherTable, fit_fisher_table
 from aimrepro.records.tables import read_table
 
@@ -20,9 +20,9 @@ def main(smk) -> None:
         fits = {t["T"]: fit_fisher_table(FisherTable.from_columns(read_table(t["path"]), T=t["T"],
                                                                   seed=t["seed"]), t["degree"])
                 for t in smk.params.tables}
-        rows = hardmax_tokens_claims(curves=curves, exact=exact, fits=fits,
-                                     rhos=list(smk.params.rhos),
-                                     uniqueness_alphas=list(smk.params.uniqueness_alphas))
+        rows = hardmax_tokens_claims(TokensInputs(curves=curves, exact=exact, fits=fits,
+                                                  rhos=list(smk.params.rhos),
+                                                  uniqueness_alphas=list(smk.params.uniqueness_alphas)))
         job.write_claims(rows, "hardmax T >= 3")
 
 

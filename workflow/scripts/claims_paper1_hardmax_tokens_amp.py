@@ -1,14 +1,15 @@
 """Rule claims_paper1_hardmax_tokens_amp: GAMP-RIE at T >= 3 against the tabulated SE -> TSV fragment + sidecar.
 
-Reads the runs of rule tokens_amp_run and the Fisher table of their T (refitted);
-the measurement is ``aimrepro.claims.paper1_hardmax_tokens_amp.amp_trend_row``.
+Reads the runs of rule tokens_amp_run and the Fisher table of their T (refitted) into one
+:class:`aimrepro.claims.paper1_hardmax_tokens_amp.TokensAMPInputs`; the measurement (and the SE
+it is judged against) is ``aimrepro.claims.paper1_hardmax_tokens_amp.hardmax_tokens_amp_claims``.
 """
 
 from _job import run_job
 
-from aimrepro.claims.paper1_hardmax_tokens_amp import amp_trend_row
+from aimrepro.claims.paper1_hardmax_tokens_amp import TokensAMPInputs, hardmax_tokens_amp_claims
 from aimrepro.paper1.amp import load_run_summary
-from aimrepro.paper1.hardmax_tokens import FisherTable, fit_fisher_table, solve_se
+from aimrepro.paper1.hardmax_tokens import FisherTable, fit_fisher_table
 from aimrepro.records.tables import read_table
 
 
@@ -17,10 +18,9 @@ def main(smk) -> None:
         table = smk.params.table
         fit = fit_fisher_table(FisherTable.from_columns(read_table(smk.input.table), T=table["T"],
                                                         seed=table["seed"]), table["degree"])
-        runs = list(smk.params.runs)
-        se_point = solve_se(fit, runs[0]["alpha"], runs[0]["rho"])
-        summaries = [{"d": run["d"], **load_run_summary(path)} for run, path in zip(runs, smk.input.runs)]
-        job.write_claims([amp_trend_row(summaries, se_point)], "hardmax T >= 3 AMP")
+        runs = [{"alpha": run["alpha"], "rho": run["rho"], "d": run["d"], **load_run_summary(path)}
+                for run, path in zip(smk.params.runs, smk.input.runs)]
+        job.write_claims(hardmax_tokens_amp_claims(TokensAMPInputs(runs, fit)), "hardmax T >= 3 AMP")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Rule fisher_table: the Fisher table F_T(m) of hardmax attention with T tokens -> CSV + sidecar.
 
-Wildcards name the table (paths.FISHER_TABLE, paper1_theory.smk); the science
-is ``aimrepro.paper1.hardmax_tokens`` (docs/paper1.md §3.6).  The sidecar's
+Wildcards name the table (its kind, KINDS["fisher_table"] in
+aimrepro_workflow.kinds.paper1, paper1_theory.smk); the science is
+``aimrepro.paper1.hardmax_tokens`` (docs/paper1.md §3.6). The sidecar's
 diagnostics hold the fit (``FisherFit.to_dict``) and the table's cost.
 """
 

@@ -1,7 +1,8 @@
 """Rule moment_truncations: the truncated hierarchy at every order -> CSV long table + sidecar.
 
-Wildcards name the problem (paths.TRUNCATIONS, paper2_moments.smk); the
-science is ``aimrepro.paper2.moment_experiments.truncation_table``.
+Wildcards name the problem (its kind, KINDS["moment_truncations"] in
+aimrepro_workflow.kinds.paper2, paper2_moments.smk); the science is
+``aimrepro.paper2.moment_experiments.truncation_table``.
 """
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Rule se_curve: one state-evolution curve -> CSV table + sidecar.
 
-Wildcards name the curve (paths.SE_CURVE, paper1_theory.smk); the science is
+Wildcards name the curve (its kind, KINDS["se_curve"] in
+aimrepro_workflow.kinds.paper1, paper1_theory.smk); the science is
 ``aimrepro.paper1.state_evolution.se_table``.
 """
 

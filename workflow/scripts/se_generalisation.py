@@ -1,8 +1,9 @@
 """Rule se_generalisation: one generalisation-error curve through the SE -> CSV table + sidecar.
 
-Wildcards name the curve (paths.GEN_CURVE, paper1_theory.smk); the science is
-``aimrepro.paper1.generalisation.generalisation_curve`` (softmax at beta = 1,
-or the corrected hardmax channel).
+Wildcards name the curve (its kind, KINDS["se_generalisation"] in
+aimrepro_workflow.kinds.paper1, paper1_theory.smk); the science is
+``aimrepro.paper1.generalisation.generalisation_curve`` (softmax at beta = 1, or
+the corrected hardmax channel).
 """
 
 from _job import run_job

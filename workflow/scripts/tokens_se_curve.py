@@ -1,9 +1,10 @@
 """Rule tokens_se_curve: the SE curve of hardmax attention with T tokens through a Fisher table -> CSV + sidecar.
 
-Wildcards name the curve (paths.TOKENS_SE_CURVE, paper1_theory.smk); the
-input is the table of rule fisher_table, refitted here (the fit is
-deterministic: the same table gives the same coefficients).  Science:
-``aimrepro.paper1.hardmax_tokens.se_curve`` (docs/paper1.md §3.6).
+Wildcards name the curve (its kind, KINDS["tokens_se_curve"] in
+aimrepro_workflow.kinds.paper1, paper1_theory.smk); the input is the table of
+rule fisher_table, refitted here (the fit is deterministic: the same table gives
+the same coefficients). Science: ``aimrepro.paper1.hardmax_tokens.se_curve``
+(docs/paper1.md §3.6).
 """
 
 from _job import run_job

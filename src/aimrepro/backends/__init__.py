@@ -12,7 +12,15 @@ Random numbers are always drawn by numpy on the host, so a seed gives the
 same data whatever the backend.
 
 A :class:`Backend` names the library, the device and the float type
-(float64 unless a run states otherwise).  :func:`single_threaded` is the
+(float64 unless a run states otherwise).  float32 is a choice of either
+library: the kernels then do their per-sample arithmetic (the GEMMs over
+the samples, GD's softmax) in single precision, while the state that
+accumulates over steps (parameters, optimiser moments) and every number
+reported (losses, order parameters, errors) stay float64
+(``docs/design.md``, "Precision"; each kernel's docstring says which is
+which).  The random numbers do not depend on the float type: they are
+drawn as before and cast, so float32 and float64 runs of one seed see the
+same data.  :func:`single_threaded` is the
 context in which every kernel runs: one BLAS thread (threadpoolctl) and one
 PyTorch thread, so that a result is a function of its inputs and never of
 the number of threads; parallelism, where there is any, comes from running
@@ -26,12 +34,19 @@ import importlib.util
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-__all__ = ["BACKENDS", "DTYPES", "Backend", "NUMPY", "available", "blas_threads", "make_backend", "single_threaded"]
+import numpy as np
+
+__all__ = ["BACKENDS", "DTYPES", "FAMILIES", "Backend", "NUMPY", "available", "blas_threads", "family_backend",
+           "make_backend", "single_threaded"]
 
 #: Backend names, equal to the config's ``backend.name``.
 BACKENDS = ("numpy", "torch")
-#: Float types a backend may compute in (numpy computes in float64 only).
+#: Float types a backend may compute in.
 DTYPES = ("float64", "float32")
+#: Kernel families whose float type the config chooses one by one (``backend.dtype.<family>``):
+#: GD (:mod:`aimrepro.paper1.gd`), online SGD of every parametrisation (:mod:`aimrepro.paper2.sgd`),
+#: GAMP-RIE (:mod:`aimrepro.paper1.amp`).
+FAMILIES = ("gd", "sgd", "amp")
 
 _INSTALL_HINT = "pip install -e '.[gpu]' (the optional extra that installs PyTorch)"
 
@@ -50,7 +65,7 @@ class Backend:
     Parameters
     ----------
     name : one of :data:`BACKENDS`
-    dtype : one of :data:`DTYPES`; ``float32`` only with ``torch``
+    dtype : one of :data:`DTYPES`
     device : ``"cpu"``, ``"cuda"``, ``"cuda:1"`` …; ``None`` picks CUDA when PyTorch sees a GPU, else the CPU
     """
 
@@ -63,15 +78,19 @@ class Backend:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.name!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"backend dtype must be one of {DTYPES}, got {self.dtype!r}")
-        if self.name == "numpy" and (self.dtype != "float64" or self.device not in (None, "cpu")):
-            raise ValueError(f"the numpy backend computes in float64 on the CPU, got dtype {self.dtype!r}, "
-                             f"device {self.device!r}")
+        if self.name == "numpy" and self.device not in (None, "cpu"):
+            raise ValueError(f"the numpy backend computes on the CPU, got device {self.device!r}")
         if self.name == "torch" and not available("torch"):
             raise ValueError(f"backend 'torch' needs PyTorch, which is not installed: {_INSTALL_HINT}")
 
     @property
     def is_numpy(self) -> bool:
         return self.name == "numpy"
+
+    @property
+    def float_type(self) -> type[np.floating]:
+        """The numpy float type of the kernels' arithmetic: ``np.float64`` or ``np.float32``."""
+        return np.float64 if self.dtype == "float64" else np.float32
 
     def resolved_device(self) -> str:
         """The device the kernels run on (``"cpu"`` for numpy)."""
@@ -95,6 +114,27 @@ class Backend:
 
 #: The default backend.
 NUMPY = Backend()
+
+
+def family_backend(backend: Mapping, family: str) -> dict:
+    """The backend mapping of one kernel family from the config's ``backend``: ``{name, dtype}``.
+
+    ``backend["dtype"]`` is either one float type for every family or a
+    mapping ``{gd: …, sgd: …, amp: …}`` (missing families compute in
+    float64).  The result is what a rule passes to its script (one param per
+    family, so a change of one family's float type reruns that family's
+    jobs only) and what :func:`make_backend` accepts.
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    spec = dict(backend)
+    dtype = spec.get("dtype", "float64")
+    if isinstance(dtype, Mapping):
+        unknown = set(dtype) - set(FAMILIES)
+        if unknown:
+            raise ValueError(f"backend.dtype has unknown families {sorted(unknown)}; allowed: {', '.join(FAMILIES)}")
+        dtype = dtype.get(family, "float64")
+    return {**spec, "dtype": dtype}
 
 
 def make_backend(spec: str | Mapping | Backend | None) -> Backend:

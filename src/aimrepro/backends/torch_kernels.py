@@ -2,7 +2,11 @@
 
 Each function mirrors a numpy kernel and takes and returns numpy arrays, so
 that callers, records and tests see no tensors; data that stay fixed for a
-run (the GD tokens, the AMP tokens) move to the device once.  The formulas
+run (the GD tokens, the AMP tokens) move to the device once.  With
+``dtype: float32`` a kernel computes in float32 as a whole (GD's loss sums
+and SGD's links included, unlike numpy's, ``docs/design.md`` "Precision"),
+except AMP's eigendecomposition, float64 in either type; what it returns
+enters the caller's float64 state as with numpy.  The formulas
 and their costs are those of the numpy kernels cited in each docstring;
 agreement to 1e-10 is tested in tests/unit/test_backends.py.
 
@@ -115,7 +119,9 @@ class AMPKernels:
         return _numpy(B / math.sqrt(d))
 
     def eigh(self, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        values, vectors = torch.linalg.eigh(_tensor(M, self.backend, self.device))
+        # float64 whatever the backend's type, as numpy's: its output is the iteration's state
+        # (aimrepro.paper1.amp, "Precision")
+        values, vectors = torch.linalg.eigh(torch.as_tensor(np.asarray(M), dtype=torch.float64, device=self.device))
         return _numpy(values), _numpy(vectors)
 
 

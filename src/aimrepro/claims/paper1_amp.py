@@ -32,11 +32,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from aimrepro.claims.table import ERRATUM, FAIL, INFORMATIONAL, ClaimRow, claim_row
-from aimrepro.claims.trends import excess_verdict, fit_finite_size, mean_and_sem
+from aimrepro.claims.trends import excess_verdict, fit_trend, mean_and_sem
 from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1.amp import USABLE_STATUSES
@@ -249,7 +250,7 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str 
         _row, id=f"{prefix}-{trend['name']}", section=section,
         claim=f"{words} as d grows ({where}, SE {se_value:.4f})", expected=0.0,
         tolerance=(f"|e_inf| <= max({TREND_RELATIVE:g} SE, {TREND_FLOOR:g}) = {tolerance:.3g} (+ 2 s.e.), "
-                   f"1/d form consistent, s.e.(e_inf) <= tolerance/2"))
+                   f"finite-size form consistent, s.e.(e_inf) <= tolerance/2"))
     if not trend["points"]:
         return row(measured="not measured at this scale", verdict=INFORMATIONAL,
                    note=(f"no sizes for trend {trend['name']} in scales.<scale>.trends.amp at this scale "
@@ -267,25 +268,34 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str 
     if len(d) < 2:
         return row(measured="too few usable sizes", verdict=FAIL,
                    note="fewer than two sizes with >= 2 usable runs: " + "; ".join(status_text))
-    fit = fit_finite_size(d, means, sems, counts)
+    fit = fit_trend(d, means, sems, counts)
     verdict, judged = excess_verdict(fit, tolerance)
     return row(measured=fit.limit, verdict=verdict,
                note=(f"excess AMP - SE, mean ± error of the mean over usable runs: {fit.per_d_text()}; "
                      f"{fit.fit_text()}; {judged}; {', '.join(status_text)}"))
 
 
-def paper1_amp_claims(curves: Sequence[Mapping], tables: Sequence[Mapping], *,
-                      trends: Sequence[Mapping] = (),
-                      trend_runs: Sequence[Sequence[Sequence[Mapping]]] = ()) -> list[ClaimRow]:
-    """All AMP rows.
+@dataclass(frozen=True)
+class AMPInputs:
+    """What the ``paper1_amp`` topic judges.
 
-    Parameters
+    Attributes
     ----------
     curves : the planned AMP curves (channel, T, rho, d, seeds, ...), as the workflow plans them
     tables : their summary tables (``amp.summary_table`` columns), same order
     trends : the planned trend points (``Plan.amp_trends``: name, channel, T, rho, beta, alpha, points)
     trend_runs : per trend, per planned d, the run summaries (``amp.load_run_summary``)
     """
+
+    curves: Sequence[Mapping]
+    tables: Sequence[Mapping]
+    trends: Sequence[Mapping] = ()
+    trend_runs: Sequence[Sequence[Sequence[Mapping]]] = ()
+
+
+def paper1_amp_claims(inputs: AMPInputs) -> list[ClaimRow]:
+    """All AMP rows."""
+    curves, tables, trends, trend_runs = inputs.curves, inputs.tables, inputs.trends, inputs.trend_runs
     if len(trends) != len(trend_runs):
         raise ValueError(f"trend_runs must hold one entry per trend: {len(trend_runs)} for {len(trends)}")
     rows = []

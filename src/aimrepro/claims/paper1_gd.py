@@ -35,6 +35,31 @@ number enters them.  Tolerances:
   where the Bayes-optimal error itself is positive);
 * trend row (``paper1.trends.gd``): the mean of K students against the SE at
   several d, judged on the excess's 1/d trend (:mod:`aimrepro.claims.trends`).
+
+GAMP-RIE on the same data as a control variate
+----------------------------------------------
+Most of the spread of GD's error over draws is the draw itself (a teacher
+and a training set that are easier or harder than average), and GAMP-RIE run
+on the same dataset sees the same draw: at the trend point their excesses
+over the SE correlate strongly (at d = 100, paired differences spread ~0.01
+where each excess spreads ~0.06).  When the scale runs AMP on the trend's
+datasets (``amp_seeds``), the expected excess G of the mean of K students
+over (1 + 1/K) SE is estimated at each d as
+
+    Ĝ = mean_n(G_i − c A_i) + c · mean_m(A_j),       c = 1 + 1/K,
+
+with A the AMP excess over the SE, the first sum over the n draws with both
+runs and the second over m ≥ n AMP draws (the first n among them).  Its
+expectation is E[G] whatever AMP does (the c A terms cancel in expectation),
+so the claim is unchanged; only the variance falls, to
+
+    Var Ĝ = Var(D)/n + c² Var(A)/m + 2c Cov(D, A)/m,    D = G − c A,
+
+estimated from the samples (:func:`aimrepro.numerics.stats.control_variate_mean`,
+:func:`aimrepro.paper1.gd.averaged_trend_point`, shared with Figure 2).  AMP costs a second where GD costs a minute, so
+m can be several times n.  The row also reports the paired difference GD −
+(1 + 1/K) AMP per d: where GD stays above AMP on the same data, averaging
+has not reached the Bayes-optimal estimator there.
 """
 
 from __future__ import annotations
@@ -42,13 +67,16 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, OVERSTATED, PASS, ClaimRow, claim_row
-from aimrepro.claims.trends import fit_finite_size, mean_and_sem
+from aimrepro.claims.trends import fit_trend
+from aimrepro.numerics.stats import mean_and_sem
 from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1.channels import make_channel
+from aimrepro.paper1.gd import averaged_trend_point
 from aimrepro.paper1.thresholds import alpha_perfect_recovery, n_softmax_measurements
 
 #: Points with ᾱ_T below this are left out of the averaged and single rows (see the module notes).
@@ -197,8 +225,14 @@ def _onset_row(curves, tables):
                          if ratios else "")))
 
 
-def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]]) -> ClaimRow:
-    """The mean of K students against the SE over several d (module notes, "trend row")."""
+def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]],
+               amp_runs: Sequence[Sequence[Mapping]] | None = None) -> ClaimRow:
+    """The mean of K students against the SE over several d (module notes, "trend row").
+
+    ``amp_runs``: per d, the AMP run summaries on the trend's datasets
+    (``amp_seeds``; the first ones share the GD draws' datasets), the
+    control variate of the module notes; None or empty lists for GD alone.
+    """
     where = f"T={trend['T']}, rho={trend['rho']:g}, alpha_T={trend['alphaT']:.3g}"
     se_value = se.solve_se(make_channel("softmax", T=trend["T"], beta=trend["beta"]), trend["alpha"],
                            trend["rho"]).mmse
@@ -211,12 +245,19 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]]) -> ClaimRow:
     K = trend["points"][0]["inits"]
     target = (1.0 + 1.0 / K) * se_value
     tolerance = TREND_FLOOR
-    d, means, sems, counts, limits, singles = [], [], [], [], [], []
-    for point, point_runs in zip(trend["points"], runs):
+    amp_runs = amp_runs if amp_runs is not None else [[] for _ in trend["points"]]
+    d, means, sems, counts, limits, singles, paired_text, gains = [], [], [], [], [], [], [], []
+    for point, point_runs, point_amp in zip(trend["points"], runs, amp_runs):
+        estimate = averaged_trend_point(point["d"], point_runs, point_amp, se_value, K)
+        if estimate.n_amp:
+            paired_text.append(f"d = {point['d']}: GD - (1 + 1/K) AMP {estimate.paired_mean:+.4f} ± "
+                               f"{estimate.paired_sem:.2g} ({estimate.n} pairs), AMP - SE "
+                               f"{estimate.amp_mean:+.4f} ± {estimate.amp_sem:.2g} ({estimate.n_amp} draws)")
+            gains.append(f"d = {point['d']}: {estimate.plain_sem:.2g} / {estimate.sem:.2g}")
+        if estimate.n >= 2 and estimate.sem > 0:
+            d.append(point["d"]); means.append(estimate.estimate); sems.append(estimate.sem)
+            counts.append(estimate.n)
         clean = [r for r in point_runs if r["n_diverged"] == 0]
-        mean, sem, n = mean_and_sem([r["averaged_error"] - target for r in clean])
-        if n >= 2 and sem > 0:
-            d.append(point["d"]); means.append(mean); sems.append(sem); counts.append(n)
         a_inf = [infinite_average(float(np.mean(r["single_errors"])), r["averaged_error"], K) - se_value
                  for r in clean]
         limits.append((point["d"], *mean_and_sem(a_inf)[:2]))
@@ -225,10 +266,10 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]]) -> ClaimRow:
     row = functools.partial(
         _row, id="p1-gd-trend-averaged", section="§6, §8.6", claim=claim, expected=0.0,
         tolerance=(f"d -> infinity excess of the mean of K={K} over (1 + 1/K) SE <= {tolerance:g} (+ 2 s.e.), "
-                   f"1/d form consistent, s.e.(e_inf) <= {TREND_DECISIVE_SE:g}"))
+                   f"finite-size form consistent, s.e.(e_inf) <= {TREND_DECISIVE_SE:g}"))
     if len(d) < 2:
         return row(measured="too few sizes", verdict=FAIL, note="fewer than two sizes with >= 2 clean draws")
-    fit = fit_finite_size(d, means, sems, counts)
+    fit = fit_trend(d, means, sems, counts)
     support = "; ".join(f"d = {dd}: {m:+.3f} ± {s:.2g}" for dd, m, s in limits)
     single_text = "; ".join(f"d = {dd}: {m:+.3f}" for dd, m in singles)
     raw = "; ".join(f"d = {dd}: {m + target - se_value:+.3f}" for dd, m in zip(d, means))
@@ -245,28 +286,46 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]]) -> ClaimRow:
                                        f"does not vanish with d (e_inf = {fit.limit:.3g} ± {fit.limit_se:.2g})")
     else:
         verdict, judged = FAIL, "averaged GD does not approach the SE curve"
+    estimator = "mean ± error of the mean over draws"
+    if paired_text:
+        estimator = ("estimated with GAMP-RIE on the same datasets as control variate (module notes; "
+                     f"s.e. of GD alone / with it: {'; '.join(gains)}); " + "; ".join(paired_text))
     return row(measured=fit.limit, verdict=verdict,
-               note=(f"mean of K={K} students minus (1 + 1/K) SE = {target:.4f}, mean ± error of the mean over "
-                     f"draws: {fit.per_d_text()}; {fit.fit_text()}; {judged}; raw excess over SE {raw}; "
+               note=(f"mean of K={K} students minus (1 + 1/K) SE = {target:.4f}, {estimator}: "
+                     f"{fit.per_d_text()}; {fit.fit_text()}; {judged}; raw excess over SE {raw}; "
                      f"A∞ - SE (K -> infinity) {support}; single GD - SE {single_text}"))
 
 
-def paper1_gd_claims(curves: Sequence[Mapping], tables: Sequence[Mapping], *, trend: Mapping | None = None,
-                     trend_runs: Sequence[Sequence[Mapping]] | None = None) -> list[ClaimRow]:
-    """All GD rows.
+@dataclass(frozen=True)
+class GDInputs:
+    """What the ``paper1_gd`` topic judges.
 
-    Parameters
+    Attributes
     ----------
     curves : the planned GD curves (T, rho, d, inits, seeds, alphas, ...), as the workflow plans them
     tables : their summary tables (``gd.summary_table`` columns), same order
     trend : the planned trend point (``Plan.gd_trend``: T, rho, beta, alpha, alphaT, points), or None
     trend_runs : per planned d, the run summaries (``gd.load_run_summary``)
+    trend_amp_runs : per planned d, the AMP run summaries on the trend's datasets (``amp.load_run_summary``),
+        the control variate (module notes), or None
     """
+
+    curves: Sequence[Mapping]
+    tables: Sequence[Mapping]
+    trend: Mapping | None = None
+    trend_runs: Sequence[Sequence[Mapping]] | None = None
+    trend_amp_runs: Sequence[Sequence[Mapping]] | None = None
+
+
+def paper1_gd_claims(inputs: GDInputs) -> list[ClaimRow]:
+    """All GD rows."""
+    curves, tables, trend = inputs.curves, inputs.tables, inputs.trend
+    trend_runs, trend_amp_runs = inputs.trend_runs, inputs.trend_amp_runs
     if not curves:
         return []
     rows = [_averaged_row(curves, tables), _single_row(curves, tables), _onset_row(curves, tables)]
     if trend is not None:
         if trend_runs is None or len(trend_runs) != len(trend["points"]):
             raise ValueError("trend_runs must hold one list of run summaries per planned d of the trend")
-        rows.append(_trend_row(trend, trend_runs))
+        rows.append(_trend_row(trend, trend_runs, trend_amp_runs))
     return rows

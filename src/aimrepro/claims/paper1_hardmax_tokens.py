@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +37,8 @@ START_AGREEMENT = 1e-8
 START_FRACTIONS = ("0", "rho", "0.999 Q0")
 
 _row = functools.partial(claim_row, "paper1")
-_SECTION = "§3.6 (beyond the paper)"
+#: Where the claims of hardmax attention with T >= 3 tokens stand (beyond the paper).
+SECTION = "§3.6 (beyond the paper)"
 
 
 def denoising_dof(rho: float) -> float:
@@ -62,7 +64,7 @@ def t2_rows(curves: Sequence[Mapping], exact: Mapping[float, Mapping]) -> list[C
         worst = int(np.argmax(np.abs(z)))
         relative = np.abs(table["mmse"] / reference["mmse"] - 1.0)
         rows.append(_row(
-            id=f"p1x-hardmax-tokens-T2-rho{curve['rho']:g}", section=_SECTION,
+            id=f"p1x-hardmax-tokens-T2-rho{curve['rho']:g}", section=SECTION,
             claim=f"the tabulated SE (Monte-Carlo F_T table) reproduces the exact corrected hardmax T=2 "
                   f"channel within its standard error, rho={curve['rho']:g}",
             expected=0.0, measured=float(abs(z[worst])), tolerance=f"|z| <= {Z_LIMIT:g}",
@@ -92,7 +94,7 @@ def uniqueness_row(fit: ht.FisherFit, rhos: Sequence[float], alphas: Sequence[fl
     n_points = len(rhos) * len(alphas)
     unique = most_roots == 1 and fewest_roots == 1
     return _row(
-        id=f"p1x-hardmax-tokens-T{fit.T}-unique", section=_SECTION,
+        id=f"p1x-hardmax-tokens-T{fit.T}-unique", section=SECTION,
         claim=f"hardmax T={fit.T}: the SE has a single fixed point (no first-order transition), "
               f"reached from every start",
         expected=1, measured=int(most_roots if most_roots > 1 else fewest_roots),
@@ -119,7 +121,7 @@ def ordering_row(curves: Sequence[Mapping]) -> ClaimRow | None:
             scale = np.hypot(tables[low]["mmse_stderr"], tables[high]["mmse_stderr"])
             worst = min(worst, float(np.min(gap / scale)))
     return _row(
-        id="p1x-hardmax-tokens-more-tokens-lower-error", section=_SECTION,
+        id="p1x-hardmax-tokens-more-tokens-lower-error", section=SECTION,
         claim=f"hardmax: more tokens give a lower Bayes-optimal error at every (rho, alpha) (T = {', '.join(map(str, Ts))})",
         expected="> 0", measured=worst, tolerance="gap > 3 s.e.", passed=worst > 3.0,
         note=f"smallest (MMSE_T - MMSE_T+1)/s.e. over {len(by_rho)} rho and every alpha of Figure 1 left")
@@ -136,7 +138,7 @@ def large_alpha_row(fit: ht.FisherFit, curves: Sequence[Mapping]) -> ClaimRow:
         ratios.append(float(table["mmse"][-1] / large_alpha_law(table["alpha"][-1], curve["rho"], a_T)))
     alpha = max(float(c["columns"]["alpha"][-1]) for c in curves if c["T"] == fit.T)
     return _row(
-        id=f"p1x-hardmax-tokens-T{fit.T}-large-alpha", section=_SECTION,
+        id=f"p1x-hardmax-tokens-T{fit.T}-large-alpha", section=SECTION,
         claim=f"hardmax T={fit.T}: MMSE -> Q0 (D(rho)/(2 alpha a_T))^2 as alpha -> infinity, "
               f"a_T = lim F_T(m)/sqrt(1-m) = {a_T:.4g}",
         expected=1.0, measured=float(max(ratios, key=lambda r: abs(r - 1.0))), tolerance="limit",
@@ -145,18 +147,29 @@ def large_alpha_row(fit: ht.FisherFit, curves: Sequence[Mapping]) -> ClaimRow:
              f"{', '.join(f'{r:.3f}' for r in ratios)}); a_T is the fit extrapolated to m = 1")
 
 
-def hardmax_tokens_claims(*, curves: Sequence[Mapping], exact: Mapping[float, Mapping],
-                          fits: Mapping[int, ht.FisherFit], rhos: Sequence[float],
-                          uniqueness_alphas: Sequence[float]) -> list[ClaimRow]:
-    """All rows.
+@dataclass(frozen=True)
+class TokensInputs:
+    """What the ``paper1_hardmax_tokens`` topic judges.
 
-    Parameters
+    Attributes
     ----------
     curves : dicts with ``T``, ``rho`` and ``columns`` (a table of rule tokens_se_curve)
     exact : ρ → columns of the exact corrected T = 2 curve on the same α grid (rule se_curve)
     fits : T → FisherFit of that T's table
     rhos, uniqueness_alphas : the (ρ, α) grid of the uniqueness check
     """
+
+    curves: Sequence[Mapping]
+    exact: Mapping[float, Mapping]
+    fits: Mapping[int, ht.FisherFit]
+    rhos: Sequence[float]
+    uniqueness_alphas: Sequence[float]
+
+
+def hardmax_tokens_claims(inputs: TokensInputs) -> list[ClaimRow]:
+    """All rows."""
+    curves, exact, fits = inputs.curves, inputs.exact, inputs.fits
+    rhos, uniqueness_alphas = inputs.rhos, inputs.uniqueness_alphas
     rows = t2_rows(curves, exact)
     for T in sorted(fits):
         rows.append(uniqueness_row(fits[T], rhos, uniqueness_alphas))

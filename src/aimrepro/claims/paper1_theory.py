@@ -10,6 +10,9 @@ the figures; where the paper's number is not what the mathematics gives
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
 from aimrepro.paper1 import thresholds
@@ -46,15 +49,26 @@ def measured_softmax_threshold(rho: float, T: int, *, rel_tol: float = 1e-9) -> 
 _row = functools.partial(claim_row, "paper1")
 
 
-def paper1_theory_claims(*, softmax_rhos, collapse_T_values, rho_collapse: float = 0.5) -> list[ClaimRow]:
-    """All theory rows: thresholds, collapse, limits and the hardmax erratum.
+@dataclass(frozen=True)
+class TheoryInputs:
+    """What the ``paper1_theory`` topic checks (it computes its own SE points).
 
-    Parameters
+    Attributes
     ----------
     softmax_rhos : ρ values of Figure 2 left (α_PR rows, T = 2)
     collapse_T_values : token counts compared with T = 2 on the α(T² + T − 2) axis
     rho_collapse : ρ of Figure 2 right
     """
+
+    softmax_rhos: Sequence[float]
+    collapse_T_values: Sequence[int]
+    rho_collapse: float = 0.5
+
+
+def paper1_theory_claims(inputs: TheoryInputs) -> list[ClaimRow]:
+    """All theory rows: thresholds, collapse, limits and the hardmax erratum."""
+    softmax_rhos, collapse_T_values, rho_collapse = (inputs.softmax_rhos, inputs.collapse_T_values,
+                                                     inputs.rho_collapse)
     rows = []
     for rho in softmax_rhos:
         expected = thresholds.alpha_perfect_recovery(rho, 2)

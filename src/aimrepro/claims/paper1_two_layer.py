@@ -1,7 +1,7 @@
-"""Beyond paper 1: claims on two attention layers, each a measured number (``docs/paper1.md`` §13).
+"""Beyond paper 1: claims on two attention layers, each a measured number (``docs/paper1.md`` §14).
 
 Paper 1 presents the AIM as a framework for deep attention but solves one layer.
-These rows check the two-layer theory of §13 where it can be checked:
+These rows check the two-layer theory of §14 where it can be checked:
 
 * the perfect-recovery threshold: zero error is stable from α = D(ρ)/2 (twice the
   one-layer threshold), measured on the fibre integral at V → 0, per skip c, with
@@ -27,13 +27,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, ClaimRow, claim_row, format_number
-from aimrepro.claims.trends import excess_verdict, fit_finite_size, mean_and_sem
+from aimrepro.claims.trends import excess_verdict, fit_trend, mean_and_sem
 
 __all__ = ["AMP_TREND_FLOOR", "AMP_TREND_RELATIVE", "LARGE_SKIP_DECAY", "THRESHOLD_TOLERANCE", "amp_trend_rows",
            "cross_term_row", "gd_rows", "large_skip_row", "quadrature_row", "threshold_row", "two_layer_claims"]
 
 _row = functools.partial(claim_row, "paper1")
-_SECTION = "§13 (beyond the paper)"
+_SECTION = "§14 (beyond the paper)"
 
 #: Threshold: |α_c − D/2| <= this fraction of D/2 (+ 2 s.e.).
 THRESHOLD_TOLERANCE = 0.005
@@ -156,7 +156,7 @@ def amp_trend_rows(skip: float, alpha: float, rho: float, se_mmse: Sequence[floa
                             note=("not measured at this scale" if not runs_by_d
                                   else "fewer than two sizes with >= 2 usable runs: " + "; ".join(status))))
             continue
-        fit = fit_finite_size(d, means, sems, counts)
+        fit = fit_trend(d, means, sems, counts)
         verdict, judged = excess_verdict(fit, tolerance)
         rows.append(row(measured=fit.limit, verdict=verdict,
                         note=(f"excess AMP - SE, mean +- error of the mean over usable runs: {fit.per_d_text()}; "
@@ -165,7 +165,7 @@ def amp_trend_rows(skip: float, alpha: float, rho: float, se_mmse: Sequence[floa
 
 
 def cross_term_row(curves: Mapping[float, Mapping], rho: float) -> ClaimRow:
-    """Informational: the cross term of the 2×2 fixed point, and how much it moves the MMSEs (§13.4)."""
+    """Informational: the cross term of the 2×2 fixed point, and how much it moves the MMSEs (§14.4)."""
     shift, corr, kappa2, cross = 0.0, 0.0, 0.0, []
     for skip, curve in curves.items():
         usable = np.asarray(curve["converged"], bool) & ~np.asarray(curve["perfect"], bool)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,6 +31,8 @@ __all__ = [
     "FLOW_SGD_LOSS_TOL",
     "FLOW_SGD_OVERLAP_TOL",
     "RICCATI_SGD_TOL",
+    "MomentFigure",
+    "MomentsInputs",
     "paper2_moments_claims",
     "radius_rows",
     "truncation_figure_rows",
@@ -345,41 +348,64 @@ def riccati_sgd_rows(runs: Sequence[Trajectory], exact: Sequence[Trajectory]) ->
              f"same initial states, t ≤ {times[-1]:.3g}, d = {runs[0].d}")]
 
 
-def paper2_moments_claims(*, s6_tables: Mapping[float, Mapping[str, np.ndarray]],
-                          s6_short_time: float, s6_matrix_scale: float,
-                          figure1: Mapping, figure4: Mapping,
-                          figure4_radius: Mapping[str, np.ndarray] | None = None
-                          ) -> list[ClaimRow]:
-    """All rows of the ``paper2_moments`` topic.
+@dataclass(frozen=True)
+class MomentFigure:
+    """The replicates of Figure 1 or 4, each list over the replicates in the same order.
 
-    ``figure1`` and ``figure4`` hold, over the replicates, ``runs`` (SGD),
-    ``references`` (matrix flows for Figure 1, Riccati solutions for
-    Figure 4), ``reference_losses`` (Φ along them), ``truncations`` (one
-    {order: Trajectory} per replicate), and the ``orders`` drawn and the
-    ``short_time`` of the exponential fit.  ``figure4_radius`` is the table
-    of :func:`aimrepro.paper2.theory_tables.radius_table` at Figure 4's
-    replicates.
+    ``runs`` (SGD), ``references`` (matrix flows for Figure 1, Riccati solutions
+    for Figure 4), ``reference_losses`` (Φ along them), ``truncations`` (one
+    {order: Trajectory} per replicate), the ``orders`` drawn and the
+    ``short_time`` of the exponential fit.
     """
-    rows = s6_rows(s6_tables, short_time=s6_short_time, matrix_scale=s6_matrix_scale)
-    rows += flow_sgd_rows(figure1["runs"], figure1["references"], figure1["reference_losses"])
+
+    runs: Sequence[Trajectory]
+    references: Sequence[Trajectory]
+    reference_losses: Sequence[np.ndarray]
+    truncations: Sequence[Mapping[int, Trajectory]]
+    orders: Sequence[int]
+    short_time: float
+
+
+@dataclass(frozen=True)
+class MomentsInputs:
+    """What the ``paper2_moments`` topic judges.
+
+    ``s6_tables`` maps each weight decay to Figure S6's truncation-error table;
+    ``figure4_radius`` is the table of :func:`aimrepro.paper2.theory_tables.radius_table`
+    at Figure 4's replicates.
+    """
+
+    s6_tables: Mapping[float, Mapping[str, np.ndarray]]
+    s6_short_time: float
+    s6_matrix_scale: float
+    figure1: MomentFigure
+    figure4: MomentFigure
+    figure4_radius: Mapping[str, np.ndarray] | None = None
+
+
+def paper2_moments_claims(inputs: MomentsInputs) -> list[ClaimRow]:
+    """All rows of the ``paper2_moments`` topic."""
+    figure1, figure4, figure4_radius = inputs.figure1, inputs.figure4, inputs.figure4_radius
+    rows = s6_rows(inputs.s6_tables, short_time=inputs.s6_short_time, matrix_scale=inputs.s6_matrix_scale)
+    rows += flow_sgd_rows(figure1.runs, figure1.references, figure1.reference_losses)
     rows += truncation_figure_rows(figure="fig1", label="Fig. 1 (softmax, T = 2)",
-                                   runs=figure1["runs"], references=figure1["references"],
-                                   truncations=figure1["truncations"], orders=figure1["orders"],
-                                   short_time=figure1["short_time"], floor=FLOW_ERROR_FLOOR,
+                                   runs=figure1.runs, references=figure1.references,
+                                   truncations=figure1.truncations, orders=figure1.orders,
+                                   short_time=figure1.short_time, floor=FLOW_ERROR_FLOOR,
                                    reference_name="matrix flow")
-    rows += riccati_sgd_rows(figure4["runs"], figure4["references"])
+    rows += riccati_sgd_rows(figure4.runs, figure4.references)
     summary = None
     if figure4_radius is not None:
         summary = {"radius": float(np.mean(figure4_radius["radius"])),
                    "no_teacher_radius": float(np.mean(figure4_radius["no_teacher_radius"]))}
     rows += truncation_figure_rows(figure="fig4", label="Fig. 4 (linear, L = 1)",
-                                   runs=figure4["runs"], references=figure4["references"],
-                                   truncations=figure4["truncations"], orders=figure4["orders"],
-                                   short_time=figure4["short_time"], floor=EXACT_ERROR_FLOOR,
+                                   runs=figure4.runs, references=figure4.references,
+                                   truncations=figure4.truncations, orders=figure4.orders,
+                                   short_time=figure4.short_time, floor=EXACT_ERROR_FLOOR,
                                    reference_name="exact Riccati solution", radius=summary)
     if figure4_radius is not None:
         rows += radius_rows(figure="fig4", label="Fig. 4 (linear, L = 1)",
-                            references=figure4["references"],
-                            truncations=figure4["truncations"], orders=figure4["orders"],
+                            references=figure4.references,
+                            truncations=figure4.truncations, orders=figure4.orders,
                             radius=figure4_radius, floor=EXACT_ERROR_FLOOR)
     return rows

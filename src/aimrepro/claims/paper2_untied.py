@@ -19,20 +19,19 @@ import dataclasses
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from aimrepro.claims.strong_recovery import untied_rate_rows
 from aimrepro.claims.table import OVERSTATED, ClaimRow, claim_row
 from aimrepro.claims.table import format_number
-from aimrepro.claims.trends import (fit_finite_size, judge_extrapolation, judge_trend, line_at_zero,
-                                    mean_and_sem)
+from aimrepro.claims.trends import fit_finite_size, fit_trend, judge_trend, mean_and_sem
 from aimrepro.paper2.analysis import (escape_time, instability_time, mean_at, plateau_level,
                                       student_mean)
 from aimrepro.paper2.losses import MSELoss, make_link
 from aimrepro.paper2.population import Potential
-from aimrepro.paper2.strong_recovery import excess_loss, late_time_rate
 from aimrepro.paper2.trajectory import Trajectory
-from aimrepro.records.tables import split_rows
 
 __all__ = [
     "EQ42_REL_TOL",
@@ -40,10 +39,13 @@ __all__ = [
     "collapse_errors",
     "eq42_rows",
     "escape_trend",
+    "Collapse",
+    "Dichotomy",
+    "Plateau",
+    "ReplicateTable",
+    "UntiedInputs",
     "paper2_untied_claims",
     "plateau_rows",
-    "strong_recovery_rows",
-    "STRONG_RATE_TOL",
     "symmetric_stall_rows",
     "truncation_sgd_rows",
 ]
@@ -522,8 +524,8 @@ def eq42_rows(velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]
         rel = {d: (np.asarray(t["slaved"], float) - eq42[d]) / eq42[d] for d, t in tables.items()}
         dims = sorted(rel)
         stats = [mean_and_sem(rel[d]) for d in dims]
-        trend = fit_finite_size(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
-                                [n for _, _, n in stats])
+        trend = fit_trend(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
+                          [n for _, _, n in stats])
         stats_abs = [mean_and_sem(np.abs(rel[d])) for d in dims]
         spread = fit_finite_size(dims, [m for m, _, _ in stats_abs],
                                  [e for _, e, _ in stats_abs], [n for _, _, n in stats_abs])
@@ -563,8 +565,8 @@ def plateau_rows(runs: Mapping[int, Sequence[Trajectory]], *, link: str, start: 
     stats = [mean_and_sem(levels[d]) for d in dims]
     if any(not (math.isfinite(e) and e > 0) for _, e, _ in stats):
         return []
-    trend = fit_finite_size(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
-                            [n for _, _, n in stats])
+    trend = fit_trend(dims, [m for m, _, _ in stats], [e for _, e, _ in stats],
+                      [n for _, _, n in stats])
     escaped = sum(math.isfinite(escape_time(run, threshold)) for d in dims for run in runs[d])
     return [_row(
         id=f"p2-untied-fig3-plateau-{link}", section="§6 Fig. 3, [P Cor. 4(ii)]",
@@ -762,173 +764,85 @@ def truncation_sgd_rows(tables: Sequence[tuple[Mapping, Mapping[str, np.ndarray]
     return out
 
 
-#: Relative tolerance on the late decay rate of the untied excess loss: the flow against its
-#: linearisation, and SGD (extrapolated to lr → 0) against the flow.
-STRONG_RATE_TOL = 0.05
+@dataclass(frozen=True)
+class Collapse:
+    """Figure S4's replicates: SGD runs, population flows by d, the slaved limit flows of the largest d."""
+
+    runs: Mapping[int, Sequence[Trajectory]]
+    flows: Mapping[int, Sequence[Trajectory]]
+    limits: Sequence[Trajectory]
+    link: str
+    fast_horizon: float
+    horizon: float
+    teacher_mean: float | None = None
 
 
-def _late_window(times: np.ndarray, start: float) -> tuple[float, float]:
-    """The second half of [start, horizon]: the late part of the decay, where the rate is read."""
-    end = float(times[-1])
-    return start + 0.5 * (end - start), end
+@dataclass(frozen=True)
+class Dichotomy:
+    """Figure S5's replicates by (teacher mean m₂, d): SGD runs, flows, and the fast-state table."""
+
+    runs: Mapping[tuple[float, int], Sequence[Trajectory]]
+    flows: Mapping[tuple[float, int], Sequence[Trajectory]]
+    fast_states: Mapping[str, np.ndarray]
+    link: str
+    horizon: float
+    fast_horizon: float
 
 
-def _rate(times, values, window) -> float:
-    try:
-        return late_time_rate(times, values, t_start=window[0], t_end=window[1]).rate
-    except ValueError:
-        return math.nan
+@dataclass(frozen=True)
+class Plateau:
+    """Figure 3's runs of a link without teacher signal, by d: its overlap level from τ = ``start``."""
+
+    runs: Mapping[int, Sequence[Trajectory]]
+    link: str
+    start: float
 
 
-def strong_recovery_rows(tables: Sequence[tuple[Mapping, Mapping[str, np.ndarray]]],
-                         sgd: Sequence[Mapping[float, Mapping[int, Trajectory]]],
-                         *, tolerance: float = STRONG_RATE_TOL, prefactor: float = 0.5
-                         ) -> list[ClaimRow]:
-    """[P App. F.4, Cor. 9]: after weak recovery the untied excess loss decays exponentially.
+@dataclass(frozen=True)
+class ReplicateTable:
+    """A table over replicates (truncations [P Cor. 8], late decay [P Cor. 9]) and SGD from them.
 
-    ``tables`` pairs a case (``link``, ``teacher_mean``, ``d``, ``window_start``)
-    with its table of :func:`aimrepro.paper2.theory_tables.untied_decay_table`;
-    ``sgd[i]`` maps each step size to {replicate seed: SGD run} of that case,
-    recorded on the table's grid.  The corollary gives no rate (its PL constant
-    is unspecified); the prediction is ours, the flow linearised at the
-    minimum it reaches.  Rates are fitted to ln Δ on the second half of
-    [τ₀, horizon].
-
-    * Flow row: per replicate, the population flow's rate against the rate of
-      the linearised decay on the same window, each within ``tolerance``
-      (relative).  The slowest mode's 4 g c_min, which the decay approaches only
-      once the neighbouring modes have died out, goes in the note.
-    * SGD row: per run, the SGD rate minus its replicate's flow rate on the
-      same window; per step size the mean and its error of the mean; a
-      weighted line in lr extrapolates to lr → 0 (the noise of a noiseless
-      teacher vanishes at the minimum, so lr shifts the rate by O(lr) instead of
-      adding a floor); passes when |gap(0)| ≤ ``tolerance`` × the mean flow
-      rate + 2 s.e., and is informational when that s.e. exceeds half the
-      tolerance (:func:`~aimrepro.claims.trends.judge_extrapolation`).
+    ``case`` holds ``link``, ``teacher_mean``, ``d`` (and the decay's ``window_start``);
+    ``sgd`` maps replicate seed to SGD run (truncations) or step size to {seed: SGD run} (decay).
     """
-    out = []
-    for (case, table), by_lr in zip(tables, sgd):
-        link, m2, d = case["link"], float(case["teacher_mean"]), int(case["d"])
-        replicates = split_rows(table, "seed")
-        window = _late_window(next(iter(replicates.values()))["t_ode"], float(case["window_start"]))
-        measured, predicted, slowest, drift = {}, {}, {}, {}
-        for sd, rows in replicates.items():
-            measured[sd] = _rate(rows["t_ode"], rows["excess"], window)
-            predicted[sd] = _rate(rows["t_ode"], rows["predicted"], window)
-            slowest[sd] = float(rows["slowest_loss_rate"][0])
-            drift[sd] = float(rows["c_min_end"][0] / rows["c_min_start"][0] - 1.0)
-        rel = {sd: (measured[sd] - predicted[sd]) / predicted[sd] for sd in replicates}
-        ok = all(math.isfinite(r) and abs(r) <= tolerance for r in rel.values())
-        tag = f"{link}-m2{m2:g}"
-        window_text = f"τ ∈ [{window[0]:.3g}, {window[1]:.3g}]"
-        out.append(_row(
-            id=f"p2-untied-strong-rate-{tag}", section="§5.4, [P App. F.4, Cor. 9]",
-            claim=f"untied {link}, teacher mean {m2:g}: after weak recovery the excess loss "
-                  "Φ − Φ* decays exponentially, at the rate of the flow linearised at the "
-                  "minimum it reaches",
-            expected=float(np.nanmean(list(predicted.values()))),
-            measured=float(np.nanmean(list(measured.values()))),
-            tolerance=f"every replicate within {tolerance:g} (relative)", passed=ok,
-            note=f"population flow of U, V from each replicate's U(0), V(0), d = {d}; rate of ln Δ "
-                 f"on {window_text} per replicate: "
-                 + ", ".join(f"{measured[sd]:.4g} (linearised {predicted[sd]:.4g})"
-                             for sd in replicates)
-                 + ". Linearised: ‖E(τ)‖² from E = M⁺ − M₂⁺ at τ₀ = "
-                   f"{float(case['window_start']):g} with C = UUᵀ + VVᵀ frozen at the horizon "
-                   "(C still moves after weak recovery: c_min changes by "
-                 + ", ".join(f"{100 * drift[sd]:+.1f} %" for sd in replicates)
-                 + "); the slowest mode's rate 4 g c_min(C) = "
-                 + ", ".join(f"{slowest[sd]:.4g}" for sd in replicates)
-                 + ", below the fitted rates: the modes next to c_min have not died out by the "
-                   "horizon (a continuous spectrum as d → ∞). The paper proves the exponential "
-                   "decay under a PL condition and gives no rate; the rate is ours"))
-        if not by_lr or len(by_lr) < 2:
-            continue
-        potential = Potential(MSELoss(make_link(link), make_link(link), prefactor), 1)
-        lrs = sorted(by_lr)
-        means, sems, counts = [], [], []
-        for lr in lrs:
-            gaps = []
-            for sd, run in by_lr[lr].items():
-                if sd not in measured or run.blew_up:
-                    gaps.append(math.nan)
-                    continue
-                gaps.append(_rate(run.t_ode, excess_loss(potential, run, kind="untied"), window)
-                            - measured[sd])
-            mean, sem, n = mean_and_sem(gaps)
-            means.append(mean if n == len(gaps) else math.nan)
-            sems.append(sem)
-            counts.append(len(gaps))
-        means, sems = np.asarray(means), np.asarray(sems)
-        scale = tolerance * float(np.nanmean(list(measured.values())))
-        if np.all(np.isfinite(means)):
-            limit, limit_se, slope = line_at_zero(np.asarray(lrs, float), means, sems)
-        else:
-            limit, limit_se, slope = math.nan, math.nan, math.nan
-        out.append(_row(
-            id=f"p2-untied-strong-rate-sgd-{tag}", section="§5.4, [P Thm 3, App. F.4, Cor. 9]",
-            claim=f"untied {link}, teacher mean {m2:g}: after weak recovery SGD's excess loss "
-                  "decays at its population flow's rate, as lr → 0",
-            expected=0.0, measured=limit,
-            tolerance=f"|rate(SGD) − rate(flow)| at lr → 0 ≤ {tolerance:g} × the flow's rate "
-                      f"({scale:.3g}) + 2 s.e.",
-            **judge_extrapolation(
-                limit_se, scale, math.isfinite(limit) and abs(limit) <= scale + 2 * limit_se,
-                f"online SGD from the flows' replicates (same U(0), V(0)), d = {d}, rate of ln Δ "
-                 f"on {window_text}; SGD minus flow per step size (mean ± error of the mean over "
-                 "replicates): "
-                 + ", ".join(f"lr {lr:g}: {m:+.4f} ± {e:.2g} ({n} runs)"
-                             for lr, m, e, n in zip(lrs, means, sems, counts))
-                 + f"; line in lr: gap(0) = {limit:+.4f} ± {limit_se:.2g}, slope {slope:.3g} per "
-                   "unit lr (a noiseless teacher: no additive noise floor, the step size shifts "
-                   "the rate)")))
-    return out
+
+    case: Mapping
+    table: Mapping[str, np.ndarray]
+    sgd: Mapping = field(default_factory=dict)
 
 
-def paper2_untied_claims(*, figure3: Mapping[str, Sequence[Trajectory]],
-                         figureS4: Mapping[int, Sequence[Trajectory]],
-                         figureS4_flows: Mapping[int, Sequence[Trajectory]],
-                         figureS4_limits: Sequence[Trajectory], s4_link: str,
-                         s4_fast_horizon: float, s4_horizon: float,
-                         s4_teacher_mean: float | None = None,
-                         figureS5: Mapping[tuple[float, int], Sequence[Trajectory]],
-                         figureS5_flows: Mapping[tuple[float, int], Sequence[Trajectory]],
-                         fast_states: Mapping[str, np.ndarray], s5_link: str,
-                         s5_horizon: float, s5_fast_horizon: float,
-                         threshold: float,
-                         velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]]
-                         | None = None,
-                         plateau: Mapping[int, Sequence[Trajectory]] | None = None,
-                         plateau_link: str | None = None,
-                         plateau_start: float | None = None,
-                         truncations: Sequence[tuple[Mapping, Mapping[str, np.ndarray]]]
-                         | None = None,
-                         truncation_sgd: Sequence[Mapping[int, Trajectory]] | None = None,
-                         decay: Sequence[tuple[Mapping, Mapping[str, np.ndarray]]] | None = None,
-                         decay_sgd: Sequence[Mapping[float, Mapping[int, Trajectory]]]
-                         | None = None) -> list[ClaimRow]:
-    """All rows of the ``paper2_untied`` topic.
+@dataclass(frozen=True)
+class UntiedInputs:
+    """What the ``paper2_untied`` topic judges, as its rule reads it.
 
-    ``velocity`` maps (link, m₂, d) to the [P eq. 42] tables; ``plateau``
-    maps d to Figure 3's SGD runs of ``plateau_link`` at several d; ``truncation_sgd``
-    maps, per table of ``truncations``, each replicate seed to its SGD run;
-    ``decay`` pairs each strong-recovery case with its table and ``decay_sgd``
-    maps, per case, each step size to {seed: SGD run} (:func:`strong_recovery_rows`).
+    ``velocity`` maps (link, m₂, d) to the [P eq. 42] tables.
     """
-    rows = (collapse_rows(figureS4, figureS4_flows, figureS4_limits, link=s4_link,
-                          fast_horizon=s4_fast_horizon, horizon=s4_horizon,
-                          teacher_mean=s4_teacher_mean)
-            + dichotomy_rows(figureS5, figureS5_flows, fast_states, link=s5_link,
-                             threshold=threshold, horizon=s5_horizon,
-                             fast_horizon=s5_fast_horizon)
-            + symmetric_stall_rows(figureS5_flows, link=s5_link, threshold=threshold,
-                                   horizon=s5_horizon)
-            + eq42_rows(velocity or {})
-            + truncation_rows(truncations or [])
-            + truncation_sgd_rows(truncations or [], truncation_sgd or [])
-            + strong_recovery_rows(decay or [], decay_sgd or [{} for _ in decay or []])
-            + figure3_rows(figure3, threshold=threshold))
-    if plateau and plateau_link is not None and plateau_start is not None:
-        rows += plateau_rows(plateau, link=plateau_link, start=plateau_start,
-                             threshold=threshold)
+
+    figure3: Mapping[str, Sequence[Trajectory]]
+    collapse: Collapse
+    dichotomy: Dichotomy
+    threshold: float
+    velocity: Mapping[tuple[str, float, int], Mapping[str, np.ndarray]] = field(default_factory=dict)
+    plateau: Plateau | None = None
+    truncations: Sequence[ReplicateTable] = ()
+    decay: Sequence[ReplicateTable] = ()
+
+
+def paper2_untied_claims(inputs: UntiedInputs) -> list[ClaimRow]:
+    """All rows of the ``paper2_untied`` topic."""
+    s4, s5, i = inputs.collapse, inputs.dichotomy, inputs
+    truncations = [(t.case, t.table) for t in i.truncations]
+    rows = (collapse_rows(s4.runs, s4.flows, s4.limits, link=s4.link, fast_horizon=s4.fast_horizon,
+                          horizon=s4.horizon, teacher_mean=s4.teacher_mean)
+            + dichotomy_rows(s5.runs, s5.flows, s5.fast_states, link=s5.link, threshold=i.threshold,
+                             horizon=s5.horizon, fast_horizon=s5.fast_horizon)
+            + symmetric_stall_rows(s5.flows, link=s5.link, threshold=i.threshold, horizon=s5.horizon)
+            + eq42_rows(i.velocity)
+            + truncation_rows(truncations)
+            + truncation_sgd_rows(truncations, [t.sgd for t in i.truncations])
+            + untied_rate_rows([(t.case, t.table) for t in i.decay], [t.sgd for t in i.decay])
+            + figure3_rows(i.figure3, threshold=i.threshold))
+    if i.plateau is not None:
+        rows += plateau_rows(i.plateau.runs, link=i.plateau.link, start=i.plateau.start,
+                             threshold=i.threshold)
     return rows

@@ -14,6 +14,14 @@ per-d number, the fit's χ² (is the 1/d form consistent with the errors of
 the mean?) and the extrapolation e∞ ± its standard error, and passes when
 the 1/d form is consistent and e∞ lies within the stated tolerance.
 
+When the 1/d form is rejected (χ² p < :data:`MIN_P_VALUE`) and the sizes
+leave a degree of freedom for one more term, the next order of the same
+expansion is added, e(d) = e∞ + b/d + c/d² (:func:`fit_trend`): a rule
+fixed before any measurement, never chosen per row.  The extra term widens
+s.e.(e∞), so it cannot make a row pass that the data do not support; the row
+says which form it used.  A row whose data fit neither form keeps the 1/d
+fit, flagged inconsistent.
+
 An extrapolation whose standard error is comparable to the tolerance would
 pass almost whatever the data (|e∞| ≤ tolerance + 2 s.e.); such a trend is
 not decisive (s.e.(e∞) > tolerance/2), and its row is informational, saying
@@ -30,22 +38,13 @@ import numpy as np
 from scipy import stats
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, PASS
+from aimrepro.numerics.stats import mean_and_sem
 
-__all__ = ["FiniteSizeTrend", "fit_finite_size", "judge_extrapolation", "judge_trend",
+__all__ = ["FiniteSizeTrend", "fit_finite_size", "fit_trend", "judge_extrapolation", "judge_trend",
            "line_at_zero", "mean_and_sem", "NOT_DECISIVE", "excess_verdict"]
 
 #: The χ² p-value below which the 1/d form is rejected.
 MIN_P_VALUE = 0.01
-
-
-def mean_and_sem(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, error of the mean (std/√n, ddof 1; NaN for one value) and count of the finite values."""
-    array = np.asarray(values, dtype=float)
-    array = array[np.isfinite(array)]
-    if array.size == 0:
-        return math.nan, math.nan, 0
-    sem = float(array.std(ddof=1) / math.sqrt(array.size)) if array.size > 1 else math.nan
-    return float(array.mean()), sem, int(array.size)
 
 
 def line_at_zero(x: np.ndarray, y: np.ndarray, sem: np.ndarray) -> tuple[float, float, float]:
@@ -77,9 +76,13 @@ class FiniteSizeTrend:
     slope : float
         b.
     chi2 : float
-        Σ ((e − fit)/s)² over the sizes; ``dof`` = number of sizes − 2.
+        Σ ((e − fit)/s)² over the sizes; ``dof`` = number of sizes − number of terms.
     p_value : float
         P(χ²_dof ≥ chi2); NaN with no degree of freedom.
+    curvature : float
+        c of a fit e∞ + b/d + c/d² (``powers`` (0, 1, 2)); 0 for the 1/d form.
+    powers : tuple of int
+        The exponents of the form's terms d^(−p): (0, 1), or (0, 1, 2).
     """
 
     d: tuple[int, ...]
@@ -92,6 +95,8 @@ class FiniteSizeTrend:
     chi2: float
     dof: int
     p_value: float
+    curvature: float = 0.0
+    powers: tuple[int, ...] = (0, 1)
 
     @property
     def consistent(self) -> bool:
@@ -118,45 +123,57 @@ class FiniteSizeTrend:
         return "; ".join(f"d = {d}: {m:.{digits}g} ± {s:.2g} ({n} runs)"
                          for d, m, s, n in zip(self.d, self.mean, self.sem, self.n))
 
+    @property
+    def form(self) -> str:
+        """The fitted form in words: ``e∞ + b/d`` or ``e∞ + b/d + c/d²``."""
+        return "e∞ + b/d + c/d²" if 2 in self.powers else "e∞ + b/d"
+
     def fit_text(self, digits: int = 3) -> str:
         p = "n/a" if math.isnan(self.p_value) else f"{self.p_value:.2g}"
-        return (f"fit e∞ + b/d: e∞ = {self.limit:.{digits}g} ± {self.limit_se:.2g}, "
-                f"b = {self.slope:.{digits}g}, χ²/dof = {self.chi2:.2g}/{self.dof} (p = {p})")
+        curvature = f", c = {self.curvature:.{digits}g}" if 2 in self.powers else ""
+        return (f"fit {self.form}: e∞ = {self.limit:.{digits}g} ± {self.limit_se:.2g}, "
+                f"b = {self.slope:.{digits}g}{curvature}, χ²/dof = {self.chi2:.2g}/{self.dof} (p = {p})")
 
 
 def fit_finite_size(d: Sequence[int], mean: Sequence[float], sem: Sequence[float],
-                    n: Sequence[int] | None = None) -> FiniteSizeTrend:
-    """Weighted least-squares fit of mean excesses e(d) = e∞ + b/d.
+                    n: Sequence[int] | None = None, *, powers: Sequence[int] = (0, 1)) -> FiniteSizeTrend:
+    """Weighted least-squares fit of mean excesses e(d) = e∞ + b/d (or + c/d² with ``powers`` (0, 1, 2)).
 
     Parameters
     ----------
     d : sequence of int
-        At least two distinct sizes.
+        At least as many distinct sizes as the form has terms.
     mean, sem : sequence of float
         Mean excess and its error of the mean at each size; every error must
         be finite and > 0 (one run gives no error of the mean: use more).
     n : sequence of int, optional
         Runs per size, for the report.
+    powers : (0, 1) or (0, 1, 2)
+        The form's terms d^(−p).
 
     Returns
     -------
     FiniteSizeTrend
     """
+    powers = tuple(int(p) for p in powers)
+    if powers not in ((0, 1), (0, 1, 2)):
+        raise ValueError(f"powers must be (0, 1) or (0, 1, 2), got {powers}")
     d_arr = np.asarray(d, dtype=float)
     e = np.asarray(mean, dtype=float)
     s = np.asarray(sem, dtype=float)
-    if d_arr.ndim != 1 or not (d_arr.size == e.size == s.size) or np.unique(d_arr).size < 2:
-        raise ValueError(f"need at least two distinct sizes with one mean and error each, got d={list(d)}")
+    if d_arr.ndim != 1 or not (d_arr.size == e.size == s.size) or np.unique(d_arr).size < len(powers):
+        raise ValueError(f"need at least {len(powers)} distinct sizes with one mean and error each, "
+                         f"got d={list(d)}")
     if not (np.all(np.isfinite(e)) and np.all(np.isfinite(s)) and np.all(s > 0)):
         raise ValueError(f"every mean must be finite and every error of the mean finite and > 0, "
                          f"got means {list(mean)}, errors {list(sem)}")
-    design = np.column_stack([np.ones_like(d_arr), 1.0 / d_arr]) / s[:, None]
+    design = np.column_stack([d_arr ** -float(p) for p in powers]) / s[:, None]
     target = e / s
     coef, *_ = np.linalg.lstsq(design, target, rcond=None)
     covariance = np.linalg.inv(design.T @ design)
     residual = target - design @ coef
     chi2 = float(residual @ residual)
-    dof = d_arr.size - 2
+    dof = d_arr.size - len(powers)
     p_value = float(stats.chi2.sf(chi2, dof)) if dof > 0 else math.nan
     inflation = max(1.0, chi2 / dof) if dof > 0 else 1.0
     order = np.argsort(d_arr)
@@ -165,7 +182,24 @@ def fit_finite_size(d: Sequence[int], mean: Sequence[float], sem: Sequence[float
         d=tuple(int(x) for x in d_arr[order]), mean=tuple(float(x) for x in e[order]),
         sem=tuple(float(x) for x in s[order]), n=tuple(counts[i] for i in order),
         limit=float(coef[0]), limit_se=float(math.sqrt(covariance[0, 0] * inflation)),
-        slope=float(coef[1]), chi2=chi2, dof=dof, p_value=p_value)
+        slope=float(coef[1]), chi2=chi2, dof=dof, p_value=p_value,
+        curvature=float(coef[2]) if len(powers) == 3 else 0.0, powers=powers)
+
+
+def fit_trend(d: Sequence[int], mean: Sequence[float], sem: Sequence[float],
+              n: Sequence[int] | None = None) -> FiniteSizeTrend:
+    """The trend fit of the module notes: e∞ + b/d, or e∞ + b/d + c/d² when 1/d alone is rejected.
+
+    The second form is tried only when the first has p < :data:`MIN_P_VALUE`
+    and the sizes leave it a degree of freedom (four sizes or more); it is
+    kept when it is consistent, otherwise the 1/d fit comes back (flagged
+    inconsistent by :attr:`FiniteSizeTrend.consistent`).
+    """
+    first = fit_finite_size(d, mean, sem, n)
+    if first.consistent or len(set(int(x) for x in d)) < 4:
+        return first
+    second = fit_finite_size(d, mean, sem, n, powers=(0, 1, 2))
+    return second if second.consistent else first
 
 
 #: The note of a row whose trend cannot decide (:func:`judge_trend`).

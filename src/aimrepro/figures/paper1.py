@@ -42,6 +42,8 @@ __all__ = [
     "gd_key_handles",
     "gd_marker_series",
     "se_curve_from_table",
+    "GDTrend",
+    "published_gout_note",
     "unconverged_runs",
 ]
 
@@ -182,6 +184,12 @@ def gd_key_handles(Ts: Sequence[int]) -> tuple[list, list[str]]:
     return handles, labels
 
 
+def published_gout_note(n_diverged: int, n_runs: int) -> str:
+    """Figure 1's grey note on AMP with the published hardmax g_out, whose runs diverge (erratum B1)."""
+    return (f"{n_diverged} of {n_runs} AMP runs with the published g_out diverged, as erratum B1 "
+            "predicts (docs/paper1.md §9): no marker")
+
+
 def unconverged_runs(table: Mapping[str, np.ndarray]) -> int:
     """Runs of a summary table that are not usable: neither converged nor stationary (cap or divergence)."""
     stationary = np.asarray(table["n_stationary"]) if "n_stationary" in table else 0
@@ -251,7 +259,7 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
                  thresholds: Mapping[str, float] | None = None,
                  *, left_markers: Sequence[MarkerSeries] = (),
                  marker_legend: Mapping[str, str] | None = None,
-                 n_unconverged_runs: int = 0) -> tuple[Figure, int]:
+                 n_unconverged_runs: int = 0, explained_runs: Sequence[str] = ()) -> tuple[Figure, int]:
     """Paper 1, Figure 1: hardmax T = 2.
 
     Parameters
@@ -269,7 +277,11 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
     marker_legend : mapping of legend label to marker symbol, optional
         One grey legend entry per kind of marker (e.g. AMP per channel).
     n_unconverged_runs : int
-        Simulation runs that did not converge, written on the figure.
+        Simulation runs that did not converge, written on the figure (in red).
+    explained_runs : sequence of str
+        Notes on runs that ended as the theory predicts (e.g. the published
+        g_out's divergence, erratum B1), written in grey
+        (:func:`aimrepro.figures.style.annotate_unconverged`).
 
     Returns
     -------
@@ -312,7 +324,8 @@ def draw_figure1(left: Sequence[SECurve], right: Sequence[SECurve],
         ax_right.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5),
                         frameon=False, fontsize=6.5, handlelength=2.2)
         annotate_unconverged(fig, n_unconverged, n_unconverged_runs, extra=(
-            [f"{n_off_scale} AMP point(s) outside the left panel: triangles at its edge"] if n_off_scale else []))
+            [f"{n_off_scale} AMP point(s) outside the left panel: triangles at its edge"] if n_off_scale else []),
+            explained=explained_runs)
     return fig, n_unconverged
 
 
@@ -346,13 +359,57 @@ def _mark_off_scale(ax: Axes, series: Sequence[MarkerSeries], ylim: tuple[float,
     return n_off
 
 
+@dataclass(frozen=True)
+class GDTrend:
+    """The claims' GD trend point on Figure 2 right: the mean of K students at one α_T over several d.
+
+    ``excess``/``sem`` per d are the mean of K students minus (1 + 1/K) SE
+    (:func:`aimrepro.paper1.gd.averaged_trend_point`: with GAMP-RIE on the
+    same datasets as control variate where the scale runs it); ``se`` is the
+    SE error at the point.
+    """
+
+    T: int
+    alphaT: float
+    K: int
+    se: float
+    d: tuple[int, ...]
+    excess: tuple[float, ...]
+    sem: tuple[float, ...]
+
+    @property
+    def target(self) -> float:
+        """(1 + 1/K) SE: where the mean of K posterior samples would sit."""
+        return (1.0 + 1.0 / self.K) * self.se
+
+
+def _draw_gd_trend(ax: Axes, trend: GDTrend) -> None:
+    """The trend's largest d on the panel (a bold x), and the excess against 1/d in an inset."""
+    colour = GD_AVERAGED_COLOURS.get(trend.T, "0.5")
+    last = int(np.argmax(trend.d))
+    ax.errorbar([trend.alphaT], [trend.target + trend.excess[last]], yerr=[trend.sem[last]],
+                color=colour, marker=GD_AVERAGED_MARKER, markersize=MARKER_SIZE + 4, markeredgewidth=1.6,
+                linestyle="none", elinewidth=ERRORBAR_WIDTH, capsize=1.5, zorder=6,
+                label=f"GD, T = {trend.T}: mean of K = {trend.K}, d = {trend.d[last]} (trend)")
+    inset = ax.inset_axes([0.1, 0.1, 0.36, 0.3])
+    x = 1.0 / np.asarray(trend.d, float)
+    inset.errorbar(x, trend.excess, yerr=trend.sem, color=colour, marker=GD_AVERAGED_MARKER,
+                   markersize=MARKER_SIZE, linestyle="none", elinewidth=ERRORBAR_WIDTH, capsize=1.5)
+    inset.axhline(0.0, color=LIMIT_COLOUR, linewidth=0.6, linestyle="--")
+    inset.set_xlim(0.0, 1.15 * float(x.max()))
+    inset.set_xlabel(r"$1/d$", fontsize=5, labelpad=1)
+    inset.set_title(rf"mean of K $-$ (1+1/K) SE, $\bar\alpha_T$ = {trend.alphaT:.3g}", fontsize=5, pad=2)
+    inset.tick_params(labelsize=4.5, length=2, pad=1)
+
+
 def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
                  left_markers: Sequence[MarkerSeries] = (),
                  right_markers: Sequence[MarkerSeries] = (),
                  n_unconverged_runs: int = 0,
                  gd_Ts: Sequence[int] = (),
                  gd_note: str | None = None,
-                 n_diverged_students: int = 0) -> tuple[Figure, int]:
+                 n_diverged_students: int = 0,
+                 gd_trend: GDTrend | None = None) -> tuple[Figure, int]:
     """Paper 1, Figure 2: softmax, β = 1.
 
     Parameters
@@ -373,6 +430,11 @@ def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
         Text under that key (e.g. '+ single, x mean of K students, d = ...').
     n_diverged_students : int
         GD students that diverged, written on the figure.
+    gd_trend : GDTrend, optional
+        The claims' GD trend point: its largest d as a bold marker on the right
+        panel (at the size where the verdict is read, not the figure grid's
+        small d), and its excess against 1/d in an inset, with the posterior
+        sampler's value 0 dashed.
 
     Returns
     -------
@@ -393,6 +455,8 @@ def draw_figure2(left: Sequence[SECurve], right: Sequence[SECurve], *,
                                          colour=LIMIT_COLOUR)
         _draw_markers(ax_left, left_markers, colours)
         _draw_markers(ax_right, right_markers)
+        if gd_trend is not None and gd_trend.d:
+            _draw_gd_trend(ax_right, gd_trend)
         n_off_scale = _mark_off_scale(ax_right, right_markers, _FIGURE2_RIGHT_YLIM, _FIGURE2_RIGHT_XLIM)
 
         ax_left.set(xlim=(0, 0.28), ylim=(0, 1.1), xlabel=r"$\alpha = n/d^2$",

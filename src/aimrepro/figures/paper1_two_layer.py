@@ -1,9 +1,9 @@
-"""Paper 1, Figure S3 (beyond the paper): the Bayes-optimal error of two attention layers (docs/paper1.md §13).
+"""Paper 1, Figure S3 (beyond the paper): the Bayes-optimal error of two attention layers (docs/paper1.md §14).
 
 Beyond the paper, which presents the AIM as a framework for deep attention but
 solves one layer only.  Left: MMSE₁ (the first layer's S₁) against α; right:
-MMSE₂.  One colour per skip strength c, the state evolution of §13.6 as lines
-(±2 s.e. of the tables' Monte-Carlo noise as a band), GAMP-RIE of §13.7 as
+MMSE₂.  One colour per skip strength c, the state evolution of §14.6 as lines
+(±2 s.e. of the tables' Monte-Carlo noise as a band), GAMP-RIE of §14.7 as
 markers (mean ± error of the mean over seeds; runs that did not settle hollow,
 apart), the one-layer softmax SE at T = 2 (black dashed) with its threshold
 D(ρ)/4 and the two-layer threshold D(ρ)/2 (grey vertical lines), and the c → ∞

@@ -171,13 +171,21 @@ def plot_theory(
     return int(bad.sum())
 
 
+#: Colour of a note on runs that ended as the theory predicts (e.g. an erratum's divergence).
+EXPLAINED_NOTE_COLOUR = "0.35"
+
+
 def annotate_unconverged(fig: Figure, n_unconverged: int, n_unconverged_runs: int = 0,
-                         extra: Iterable[str] = ()) -> None:
+                         extra: Iterable[str] = (), explained: Iterable[str] = ()) -> None:
     """Write the numbers of unconverged theory points and simulation runs at the figure's top right (if any).
 
     Unconverged simulation runs (e.g. AMP stopped at its iteration cap) are
     drawn as hollow markers apart from the converged mean.  ``extra``: further
     notes of the same kind (e.g. diverged GD students), appended as given.
+    These are warnings, in red.  ``explained``: runs that did not converge
+    because the theory says they cannot (e.g. AMP with the published hardmax
+    g_out, erratum B1), said in grey so that the reader is told what they are
+    instead of being alarmed.
     """
     parts = []
     if n_unconverged > 0:
@@ -185,9 +193,16 @@ def annotate_unconverged(fig: Figure, n_unconverged: int, n_unconverged_runs: in
     if n_unconverged_runs > 0:
         parts.append(f"{n_unconverged_runs} unconverged simulation run(s): hollow markers")
     parts.extend(extra)
+    explained = list(explained)
     if parts:
         # As a suptitle, so that tight_layout reserves room for it.
         fig.suptitle("; ".join(parts), x=0.995, ha="right", fontsize=6, color="red")
+    if explained:
+        # a second line under the warnings (or in their place), in grey
+        fig.text(0.005, 0.995, "; ".join(explained), ha="left", va="top", fontsize=6,
+                 color=EXPLAINED_NOTE_COLOUR)
+        if not parts:
+            fig.suptitle(" ", fontsize=6)  # reserves the same room at the top
 
 
 def save_figure(

@@ -8,4 +8,6 @@
 :mod:`~aimrepro.numerics.ode`
     Record times and blow-up events of the flows, and the rank-one stiff
     solver ROS2.
+:mod:`~aimrepro.numerics.stats`
+    Means over runs with their errors, and the control-variate mean.
 """

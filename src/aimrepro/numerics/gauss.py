@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import special
 
 __all__ = [
     "log_phi",
@@ -57,10 +56,18 @@ _CLIP = 1e100
 _MAX_LOG_DLOG = 700.0
 
 
+def _special():
+    """scipy.special, imported on first use: ~0.15 s of start-up that callers needing none of
+    its functions (the softmax state evolution, ``aimrepro se``) do not pay."""
+    from scipy import special
+
+    return special
+
+
 @functools.lru_cache(maxsize=None)
 def _laguerre_log_rule(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Laguerre nodes ``u`` and ``log(w) + u`` (read-only)."""
-    u, w = special.roots_laguerre(n)
+    u, w = _special().roots_laguerre(n)
     logw = np.log(w) + u
     u.setflags(write=False)
     logw.setflags(write=False)
@@ -69,7 +76,7 @@ def _laguerre_log_rule(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=None)
 def _hermitenorm_roots(n: int) -> tuple[np.ndarray, np.ndarray]:
-    x, w = special.roots_hermitenorm(n)
+    x, w = _special().roots_hermitenorm(n)
     w = w / np.sqrt(2.0 * np.pi)
     x.setflags(write=False)
     w.setflags(write=False)
@@ -78,7 +85,7 @@ def _hermitenorm_roots(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=None)
 def _legendre_roots(n: int) -> tuple[np.ndarray, np.ndarray]:
-    x, w = special.roots_legendre(n)
+    x, w = _special().roots_legendre(n)
     x.setflags(write=False)
     w.setflags(write=False)
     return x, w
@@ -119,7 +126,7 @@ def _mills(x: np.ndarray) -> np.ndarray:
     """
     far = x < -1e3
     xs = np.where(far, -1e3, x)
-    near = np.exp(log_phi(xs) - special.log_ndtr(xs))
+    near = np.exp(log_phi(xs) - _special().log_ndtr(xs))
     xf = np.where(far, x, -1e3)
     inv = 1.0 / xf
     return np.where(far, -xf - inv + 2.0 * inv**3, near)  # inv**3 may underflow: fine
@@ -175,8 +182,8 @@ def _ndtr2_bulk(h: np.ndarray, k: np.ndarray, corr: np.ndarray) -> np.ndarray:
     a_k = np.where(both0, a0, a_k)
     hk = h * k
     beta = np.where((hk < 0) | ((hk == 0) & (h + k < 0)), 0.5, 0.0)
-    p = (0.5 * special.ndtr(h) + 0.5 * special.ndtr(k)
-         - special.owens_t(h, a_h) - special.owens_t(k, a_k) - beta)
+    p = (0.5 * _special().ndtr(h) + 0.5 * _special().ndtr(k)
+         - _special().owens_t(h, a_h) - _special().owens_t(k, a_k) - beta)
     return np.minimum(p, 1.0)
 
 
@@ -232,8 +239,8 @@ def _log_ndtr2_tail(lo: np.ndarray, hi: np.ndarray, corr: np.ndarray) -> np.ndar
     u, logw = _laguerre_log_rule(_N_LAGUERRE)
     v = u / lam[..., None]
     terms = (logw + lo[..., None] * v - 0.5 * v * v
-             + special.log_ndtr(t[..., None] + c[..., None] * v))
-    return log_phi(lo) - np.log(lam) + special.logsumexp(terms, axis=-1)
+             + _special().log_ndtr(t[..., None] + c[..., None] * v))
+    return log_phi(lo) - np.log(lam) + _special().logsumexp(terms, axis=-1)
 
 
 def log_ndtr2(h, k, corr):
@@ -328,8 +335,8 @@ def log_ndtr2(h, k, corr):
     if not np.all(fin):
         inf_h = h == np.inf
         inf_k = k == np.inf
-        out[inf_h] = special.log_ndtr(k[inf_h])
-        out[inf_k] = special.log_ndtr(h[inf_k])
+        out[inf_h] = _special().log_ndtr(k[inf_h])
+        out[inf_k] = _special().log_ndtr(h[inf_k])
         out[(h == -np.inf) | (k == -np.inf)] = -np.inf
         out[np.isnan(h) | np.isnan(k)] = np.nan
 
@@ -359,7 +366,7 @@ def _log_dndtr2_one(a: np.ndarray, b: np.ndarray, corr: np.ndarray) -> np.ndarra
     # Where b is infinite the argument is b itself (corr a / s is finite);
     # where a is infinite phi(a) = 0 and the argument is irrelevant.
     arg = np.where(np.isfinite(b), (b - corr * ac) / s, b)
-    out = log_phi(ac) + special.log_ndtr(arg)
+    out = log_phi(ac) + _special().log_ndtr(arg)
     out = np.where(fa, out, -np.inf)
     return np.where(np.isnan(a) | np.isnan(b), np.nan, out)
 
@@ -533,7 +540,7 @@ def legendre_rule(n, lo, hi):
     Notes
     -----
     With the Legendre nodes :math:`t_i` and weights :math:`\omega_i` on
-    :math:`[-1, 1]` (``scipy.special.roots_legendre``):
+    :math:`[-1, 1]` (``scipy._special().roots_legendre``):
 
     .. math::
         x_i = \frac{lo + hi}{2} + \frac{hi - lo}{2}\, t_i, \qquad

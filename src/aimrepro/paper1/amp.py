@@ -93,6 +93,35 @@ the iteration with status ``"diverged"`` (never clipped); reaching
 ``max_iter`` gives status ``"max_iter"``.  Either way ``converged`` is False
 and the result says so.
 
+Precision
+---------
+With the float type float32 (config ``backend.dtype.amp``) the two GEMMs
+over the samples, :func:`_indices` and :func:`_backproject`, run in single
+precision; their (n, T, T) and (d, d) results return to float64, and the
+channel's g_out, the eigendecomposition of the RIE, the damping, the
+stopping rule's steps and every error stay float64.  The eigendecomposition
+stays float64 because its output is the iteration's state: a float32
+``eigh`` of R would put a relative 1e−7 of noise into Ŝ^{t+1} at every
+iteration, which the stopping rule (steps of relative size 1e−5 and
+below) would read as motion.
+
+The GEMMs' rounding leaves a floor under the step: beyond α_PR, where the
+error falls to ~1e−11, a float32 run follows the float64 one step for step
+(softmax T = 3, α = 0.09, d = 50: the same error 1.1e−11 at iteration 400)
+until c_t stops falling at ~2e−14 = (1.3 ε₃₂)² Q0, ε₃₂ the float32 machine
+epsilon; from there λ ≈ 1 and the extrapolated remaining displacement never
+meets tol.  Unchecked, the run then went on until V underflowed into a
+non-finite estimate (~1 600 iterations, status ``"diverged"``), while Ĉ,
+still halving, fell below the step itself.  So a float32 run also stops,
+``"converged"`` at its resolution, once the last ``window`` steps all lie
+below (``RESOLUTION_EPS`` ε₃₂)² Q0 *and* above the predicted error Ĉ: a
+step larger than the error AMP predicts for its estimate is not motion
+towards the fixed point but the arithmetic's, and the estimate's error is
+already at the float64 run's.  A slow mode still contracting has Ĉ far above
+its steps and runs on as in float64.  In float64 the same floor (~1e−31) lies twenty
+orders below the rule's targets and is not tested, so float64 runs stop as
+they always did.
+
 Generalisation errors (``run_on_dataset``)
 -----------------------------------------
 On the dataset's fresh test sequences, with ĥ the indices of the final Ŝ:
@@ -113,7 +142,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aimrepro.backends import make_backend
+from aimrepro.backends import Backend, make_backend
 from aimrepro.paper1 import spectra
 from aimrepro.paper1.channels import OutputChannel, from_z_scale, make_channel, to_z_scale
 from aimrepro.paper1.data import Dataset, training_arrays, write_npz
@@ -122,10 +151,14 @@ from aimrepro.paper1.generalisation import SOFTMAX_TOKENS, held_out_errors
 
 # The extended-range denoising error (quadrature inside [DELTA_MIN, DELTA_MAX],
 # the asymptotic forms outside) is the state evolution's; AMP must use the same.
-from aimrepro.paper1.state_evolution import _mmse_any, se_curve
+from aimrepro.paper1.state_evolution import mmse_any, se_curve
 
 #: An estimate with ‖Ŝ‖²_F/d above this multiple of Q0 = E‖S‖²_F/d has diverged.
 DIVERGENCE_NORM_FACTOR = 100.0
+
+#: A float32 run is at its resolution once its steps c_t stay below (RESOLUTION_EPS ε₃₂)² Q0
+#: (module docstring, "Precision"): ten times the measured floor's amplitude, 1.3 ε₃₂.
+RESOLUTION_EPS = 13.0
 
 #: Status values of :class:`AMPResult`; "stationary": not settled, but only jittering at max_iter (see StoppingRule).
 STATUSES = ("converged", "stationary", "max_iter", "diverged")
@@ -231,6 +264,22 @@ class StoppingRule:
         factor = contraction / (1.0 - contraction)
         return contraction, float(last[-1]) * factor * factor / scale, step_C * factor / scale
 
+    def at_resolution(self, changes: np.ndarray, C_hats: np.ndarray, resolution: float) -> bool:
+        """Whether the last ``window`` steps are rounding: below ``resolution`` (> 0) and above Ĉ.
+
+        ``changes`` and ``C_hats`` are the trace so far.  A step larger than Ĉ
+        moves the estimate by more than AMP's own predicted error: no motion
+        towards the fixed point does that.  A slow mode still contracting
+        (hardmax ρ = 0.5, α = 2.71: steps 3e−12 with Ĉ = 0.013) and the
+        published hardmax g_out's frozen estimate (steps falling to 1e−30
+        while Ĉ halves) are not at the resolution; nor is any run when
+        ``resolution`` is 0 (float64, :func:`_step_resolution`).
+        """
+        if resolution <= 0 or len(changes) < self.window:
+            return False
+        last, last_C = changes[-self.window:], C_hats[-self.window:]
+        return bool(np.all(last <= resolution) and np.all(last >= last_C))
+
     def settled(self, remaining_step: float, remaining_C: float) -> bool:
         return remaining_step <= self.tol and remaining_C <= math.sqrt(self.tol)
 
@@ -335,18 +384,25 @@ class _NumpyOps:
     """The GEMMs and the eigendecomposition of an iteration, in numpy (the reference).
 
     :class:`aimrepro.backends.torch_kernels.AMPKernels` has the same methods.
+    With ``float_type`` float32 the two GEMMs over the samples run in single
+    precision (the float64 tokens hold the dataset's float32 numbers, so
+    their copy is exact); their results, the eigendecomposition and
+    everything else of the iteration stay float64 (module notes, "Precision").
     """
 
-    def __init__(self, X: np.ndarray) -> None:
+    def __init__(self, X: np.ndarray, float_type=np.float64) -> None:
         self.X = X
+        self.float_type = float_type
+        self._X_compute = X.astype(float_type, copy=False)
 
     def indices(self, S: np.ndarray) -> np.ndarray:
-        return indices(self.X, S)
+        return indices(self._X_compute, S, dtype=self.float_type).astype(np.float64, copy=False)
 
     def backproject(self, G: np.ndarray) -> np.ndarray:
-        n, T, d = self.X.shape
-        GX = np.einsum("nab,nbd->nad", G, self.X)
-        B = self.X.reshape(n * T, d).T @ GX.reshape(n * T, d)
+        X = self._X_compute
+        n, T, d = X.shape
+        GX = np.einsum("nab,nbd->nad", G.astype(self.float_type, copy=False), X)
+        B = (X.reshape(n * T, d).T @ GX.reshape(n * T, d)).astype(np.float64, copy=False)
         B[np.diag_indices(d)] -= np.trace(G, axis1=1, axis2=2).sum()
         return B / math.sqrt(d)
 
@@ -358,7 +414,7 @@ class _NumpyOps:
 def _kernels(backend, X: np.ndarray):
     """The iteration's heavy operations on ``backend`` (numpy, or PyTorch: ``aimrepro.backends``)."""
     if backend.is_numpy:
-        return _NumpyOps(X)
+        return _NumpyOps(X, backend.float_type)
     from aimrepro.backends import torch_kernels
 
     return torch_kernels.AMPKernels(backend, X)
@@ -400,7 +456,7 @@ def _denoise(R: np.ndarray, delta: float, rho: float, ops=_NumpyOps, *,
         lower_edge = spectra.Spectrum(rho, delta).support()[0][0]
         shrunk = spectra.rie_shrink(np.maximum(eigvals, lower_edge), delta, rho)
         S_hat = (eigvecs * shrunk) @ eigvecs.T
-    return S_hat, float(_mmse_any(np.array([delta]), rho)[0]) if with_error else math.nan
+    return S_hat, float(mmse_any(np.array([delta]), rho)[0]) if with_error else math.nan
 
 
 def _amp_step(state: AMPState, data: AMPData, channel: OutputChannel, rho: float, *,
@@ -561,6 +617,7 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
     trace = {name: np.full(rule.max_iter, math.nan) for name in TRACE_FIELDS}
     status, message = "max_iter", f"not settled to tol={rule.tol:g} within {rule.max_iter} iterations"
     settled_run = stationary_run = 0
+    resolution = _step_resolution(backend, Q0)
     for t in range(rule.max_iter):
         try:
             state = _amp_step(state, data, channel, rho, damping=damping, ops=ops)
@@ -580,6 +637,11 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
                                            f"at iteration {state.iteration}")
             break
         settled_run = settled_run + 1 if rule.settled(remaining, remaining_C) else 0
+        if rule.at_resolution(trace["change"][:t + 1], trace["C_hat"][:t + 1], resolution):
+            status, message = "converged", (f"at the {backend.dtype} resolution at iteration {state.iteration}: "
+                                            f"the last {rule.window} steps below {resolution:.2g} and above "
+                                            f"the predicted error (|S_hat - S_prev|_F^2/d), motion of rounding")
+            break
         if settled_run >= rule.patience:
             status, message = "converged", (f"settled for {rule.patience} iterations at iteration {state.iteration}: "
                                             f"contraction {contraction:.4f}, remaining displacement^2 "
@@ -607,6 +669,18 @@ def gamp_rie(X, y, channel: OutputChannel, rho: float, *, damping: float = 0.5,
         status=status, message=message, trace=trace,
         settings={"damping": damping, **rule.to_dict(), "init": "prior_mean",
                   "backend": backend.name, "dtype": backend.dtype}, swing=swing)
+
+
+def _step_resolution(backend: Backend, Q0: float) -> float:
+    """The step c_t below which a run of ``backend``'s float type only moves by rounding; 0 in float64.
+
+    (``RESOLUTION_EPS`` ε)² Q0 with ε the float32 machine epsilon (module
+    docstring, "Precision"); float64 runs are never resolution-limited at
+    the rule's tolerances, and are not tested, so they stop as before.
+    """
+    if backend.float_type == np.float64:
+        return 0.0
+    return float((RESOLUTION_EPS * np.finfo(backend.float_type).eps) ** 2 * Q0)
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,13 @@ convert at the boundary; ``amp.py`` uses the same pair.
 *SE correspondence.*  At the state-evolution overlap q: ω ~ N(0, 2q I_m),
 V = 2(Q0 − q), and the conjugate overlap is q̂ = 4 α E|g_out|² =
 α · :meth:`OutputChannel.information`.
+
+*Tokens that are not Gaussian* (``docs/paper1.md`` §13).  With i.i.d. token
+coordinates of excess kurtosis κ₄ the law of the labels given ω is unchanged,
+but each diagonal component of ω carries an extra variance κ₄ρ, from the known
+index of the prior mean √ρ I: ω_aa ~ N(0, 2q + κ₄ρ).  A channel whose SE
+information depends on the law of ω takes it as ``diagonal_excess`` (Hardmax2);
+the softmax information does not depend on ω.
 """
 
 from __future__ import annotations
@@ -27,7 +34,6 @@ from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import ndtr
 
 from aimrepro.numerics import gauss as _gauss
 from aimrepro.model import apply_link
@@ -37,7 +43,8 @@ from aimrepro.model import apply_link
 
 
 @lru_cache(maxsize=32)
-def _upper_indices(T: int):
+def upper_indices(T: int):
+    """(rows, cols, τ) of the m upper-triangular entries of a T×T matrix, in z-scale order."""
     rows, cols = np.triu_indices(T)
     tau = np.where(rows == cols, 1.0, math.sqrt(2.0))
     return rows, cols, tau
@@ -50,21 +57,21 @@ def n_components(T: int) -> int:
 
 def tau_vector(T: int) -> np.ndarray:
     """τ in upper-triangular order: 1 on the diagonal, √2 off it (|τ|² = T²)."""
-    return _upper_indices(T)[2].copy()
+    return upper_indices(T)[2].copy()
 
 
 def to_z_scale(h: np.ndarray) -> np.ndarray:
     """Symmetric (..., T, T) → (..., m) upper-triangular entries scaled by τ."""
     h = np.asarray(h)
     T = h.shape[-1]
-    rows, cols, tau = _upper_indices(T)
+    rows, cols, tau = upper_indices(T)
     return h[..., rows, cols] * tau
 
 
 def from_z_scale(z: np.ndarray, T: int) -> np.ndarray:
     """(..., m) z-scale vector → symmetric (..., T, T) matrix (inverse of :func:`to_z_scale`)."""
     z = np.asarray(z, dtype=float)
-    rows, cols, tau = _upper_indices(T)
+    rows, cols, tau = upper_indices(T)
     if z.shape[-1] != rows.size:
         raise ValueError(f"z has {z.shape[-1]} components; T={T} needs {rows.size}")
     h = np.empty(z.shape[:-1] + (T, T))
@@ -128,34 +135,41 @@ class OutputChannel(ABC):
 
     def q_hat(self, q: float, Q0: float, alpha: float) -> float:
         """Conjugate overlap q̂ = 4 α E|g_out|² (``docs/paper1.md`` §3.2, z-scale form)."""
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         if not alpha > 0:
             raise ValueError(f"alpha must be > 0, got {alpha}")
         return alpha * self.information(q, Q0)
+
+    def omega_std(self, q: float) -> np.ndarray:
+        """Standard deviation of each z-scale component of ω at the SE overlap q: √(2q) (module notes)."""
+        return np.full(self.m, math.sqrt(2.0 * q))
 
     def q_hat_monte_carlo(self, q: float, Q0: float, alpha: float, n_samples: int,
                           rng: np.random.Generator) -> tuple[float, float]:
         """Generic Monte-Carlo estimate of q̂ and its standard error.
 
-        Draws ω ~ N(0, 2q I), z = ω + √V ζ, y = labels(z) and averages 4α|g_out(y; ω, V)|².
-        It uses only the channel's data-side methods, so tests can hold every
-        deterministic :meth:`information` override against it.
+        Draws ω with independent components of standard deviations :meth:`omega_std`
+        (√(2q) each for Gaussian tokens), z = ω + √V ζ, y = labels(z) and averages
+        4α|g_out(y; ω, V)|².  It uses only the channel's data-side methods, so
+        tests can hold every deterministic :meth:`information` override against it.
         """
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         V = 2.0 * (Q0 - q)
-        omega = math.sqrt(2.0 * q) * rng.standard_normal((n_samples, self.m))
+        omega = self.omega_std(q) * rng.standard_normal((n_samples, self.m))
         z = omega + math.sqrt(V) * rng.standard_normal((n_samples, self.m))
         y = self.sample_labels(from_z_scale(z, self.T), rng)
         vals = 4.0 * alpha * np.sum(self.g_out(y, omega, V) ** 2, axis=-1)
         return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(n_samples))
 
 
-def _check_overlap(q, Q0):
+def check_overlap(q, Q0):
+    """ValueError unless 0 <= q < Q0 (a state-evolution overlap)."""
     if not (0.0 <= q < Q0):
         raise ValueError(f"the overlap q must satisfy 0 <= q < Q0 = {Q0}, got q={q}")
 
 
-def _check_V(V):
+def check_variance(V):
+    """V as an array; ValueError unless every entry is > 0 (the variance of z given ω)."""
     V = np.asarray(V, dtype=float)
     if np.any(~(V > 0)):
         raise ValueError(f"the variance V must be > 0, got {V}")
@@ -208,16 +222,16 @@ class Softmax(OutputChannel):
         return diff - tau * (diff @ tau)[..., None] / (self.T * self.T)
 
     def log_z_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         r = self._residual(y, omega)
         return -np.sum(r * r, axis=-1) / (2.0 * V) - 0.5 * (self.m - 1) * np.log(2.0 * np.pi * V)
 
     def g_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         return -self._residual(y, omega) / np.asarray(V)[..., None]
 
     def information(self, q, Q0):
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         return (self.T * self.T + self.T - 2) / (Q0 - q)
 
     def precision(self, y, omega, V):
@@ -228,7 +242,7 @@ class Softmax(OutputChannel):
         and beyond α_PR it lets AMP lock into an over-confident state (error
         0.02 with predicted error 1e−4 at ρ = 0.5, α = 0.25, d = 100; measured).
         """
-        V = _check_V(V)
+        V = check_variance(V)
         shape = np.broadcast_shapes(np.shape(omega)[:-1], np.shape(V))
         return np.full(shape, (self.m - 1) / V)
 
@@ -244,6 +258,11 @@ HARDMAX_INNER = 9.0
 
 #: The 2-D rule covers the Gaussian weight out to this many standard deviations.
 HARDMAX_SIGMAS = 11.0
+
+#: Hardmax2 with a diagonal excess integrates on principal axes when the minor variance of κ is
+#: below this (a ridge the κ tensor rule cannot resolve); both rules agree to 1e-13 from 0.17 to 6,
+#: and doubling the nodes moves each by < 1e-12 on its side of the switch (measured, tests).
+PRINCIPAL_RULE_BELOW = 1.0
 
 #: Terms of the SE expectation with Φ2 below this are dropped (see _information_integrand).
 INFO_MASK = 1e-15
@@ -262,6 +281,11 @@ class Hardmax2(OutputChannel):
 
     where L_i = ∂_{κ_i} log Φ2 = φ(κ_i) Φ((κ_j − ϱκ_i)/√(1 − ϱ²))/Φ2.
 
+    ``diagonal_excess`` e is the extra variance of each diagonal ω_aa in the SE
+    (``docs/paper1.md`` §13: e = κ₄ρ for tokens of excess kurtosis κ₄; 0, the
+    papers' Gaussian tokens, by default).  It changes only :meth:`information`:
+    κ then has variances (3q + e)/r² and covariance s1 s2 q/r², r² = 3(Q0 − q).
+
     Numerics
     --------
     ``log_z_out`` and ``g_out`` work in log space through ``_gauss`` and stay
@@ -277,12 +301,25 @@ class Hardmax2(OutputChannel):
     """
 
     T: int = 2
+    diagonal_excess: float = 0.0
     name: ClassVar[str] = "hardmax"
 
     def __post_init__(self):
         super().__post_init__()
         if self.T != 2:
             raise ValueError(f"the hardmax channel is implemented for T = 2 only, got T={self.T}")
+        if not (isinstance(self.diagonal_excess, (int, float, np.floating)) and math.isfinite(self.diagonal_excess)):
+            raise ValueError(f"diagonal_excess must be a finite number, got {self.diagonal_excess!r}")
+
+    def omega_std(self, q):
+        std = super().omega_std(q)
+        variance = 2.0 * q + self.diagonal_excess
+        if variance < -1e-12 * max(1.0, abs(self.diagonal_excess)):  # below rounding of q = Q0 - v
+            raise ValueError(f"the diagonal variance of omega, 2q + diagonal_excess = {variance:g}, is negative "
+                             f"(q={q:g}, diagonal_excess={self.diagonal_excess:g}): q is below the "
+                             f"uninformative overlap of this token law")
+        std[[0, 2]] = math.sqrt(max(variance, 0.0))
+        return std
 
     def sample_labels(self, h, rng=None):
         return apply_link(h, "hardmax")
@@ -316,13 +353,13 @@ class Hardmax2(OutputChannel):
 
     # -- contract -----------------------------------------------------------
     def log_z_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         s1, s2 = self._signs(y)
         k1, k2, _ = self._kappas(s1, s2, omega, V)
         return _gauss.log_ndtr2(k1, k2, s1 * s2 / 3.0)
 
     def g_out(self, y, omega, V):
-        V = _check_V(V)
+        V = check_variance(V)
         s1, s2 = self._signs(y)
         k1, k2, r = self._kappas(s1, s2, omega, V)
         corr = s1 * s2 / 3.0
@@ -332,20 +369,34 @@ class Hardmax2(OutputChannel):
         return np.stack([a1, -(a1 + a2) / math.sqrt(2.0), a2], axis=-1)
 
     def information(self, q, Q0):
-        _check_overlap(q, Q0)
+        check_overlap(q, Q0)
         return self._information(q, Q0, HARDMAX_NODES)
 
     def _information(self, q, Q0, n_nodes):
-        """4 E|g|² = (8/r²) Σ_{ϱ=±1/3} E_{κ~N(0, λΣ_ϱ)} Φ2 (L1² + L2² + (L1 + sgn ϱ L2)²/2)."""
+        """4 E|g|² = (8/r²) Σ_{ϱ=±1/3} E_{κ~N(0, λΣ)} Φ2 (L1² + L2² + (L1 + sgn ϱ L2)²/2).
+
+        Σ has unit diagonal and off-diagonal ϱ·3q/(3q + e); λ = (3q + e)/r²
+        (λ = q/(Q0 − q) and Σ_12 = ϱ for Gaussian tokens, e = 0).
+        """
         r2 = 3.0 * (Q0 - q)
-        lam = q / (Q0 - q)
+        if self.diagonal_excess:
+            self.omega_std(q)  # a negative diagonal variance raises the clear error here
+        # without an excess, exactly the Gaussian expression (the same bits as before the token laws)
+        lam = (3.0 * q + self.diagonal_excess) / r2 if self.diagonal_excess else q / (Q0 - q)
         total = 0.0
         for corr in (1.0 / 3.0, -1.0 / 3.0):
             if lam == 0.0:
                 k1 = k2 = np.zeros(1)
                 weights = np.ones(1)
+            elif self.diagonal_excess and (2.0 * q + self.diagonal_excess) / r2 < PRINCIPAL_RULE_BELOW:
+                # a narrow ridge: principal axes, the shared ω12 (along (1, ±1)) and the
+                # diagonal ω_aa, whose variance (2q + e)/r² vanishes at q = ρ for Rademacher
+                k1, k2, weights = _principal_rule_2d((4.0 * q + self.diagonal_excess) / r2,
+                                                     (2.0 * q + self.diagonal_excess) / r2,
+                                                     math.copysign(1.0, corr), n_nodes)
             else:
-                k1, k2, weights = _gaussian_rule_2d(lam, corr, n_nodes)
+                weight_corr = corr if not self.diagonal_excess else corr * 3.0 * q / (3.0 * q + self.diagonal_excess)
+                k1, k2, weights = _gaussian_rule_2d(lam, weight_corr, n_nodes)
             total += np.sum(weights * self._information_integrand(k1, k2, corr))
         return 8.0 * total / r2
 
@@ -367,6 +418,8 @@ class Hardmax2(OutputChannel):
     def _derivatives(self, k1, k2, corr):
         """∂_{κ1}Φ2, ∂_{κ2}Φ2 = φ(κ_i) Φ((κ_j − ϱ κ_i)/√(1 − ϱ²)) (Hardmax2Paper replaces both by φ2)."""
         s = math.sqrt(1.0 - corr * corr)
+        from scipy.special import ndtr  # here: the softmax channel never needs scipy (fast start-up)
+
         return (np.exp(_gauss.log_phi(k1)) * ndtr((k2 - corr * k1) / s),
                 np.exp(_gauss.log_phi(k2)) * ndtr((k1 - corr * k2) / s))
 
@@ -405,14 +458,14 @@ class Hardmax2Paper(Hardmax2):
         return density, density
 
 
-def _axis_rule(half_width: float, n_inner: int, n_outer: int):
+def _axis_rule(half_width: float, n_inner: int, n_outer: int, inner_width: float = HARDMAX_INNER):
     """Composite Gauss–Legendre rule on [−B, B] for one κ axis.
 
     The integrand varies on an O(1) scale for |κ| ≤ HARDMAX_INNER (the label
     boundaries) and only through the Gaussian weight beyond; the inner part gets
     ``n_inner`` nodes and each outer part ``n_outer``.
     """
-    inner = min(half_width, HARDMAX_INNER)
+    inner = min(half_width, inner_width)
     t, w = np.polynomial.legendre.leggauss(n_inner)
     nodes, weights = [t * inner], [w * inner]
     if half_width > inner:
@@ -444,6 +497,32 @@ def _gaussian_rule_2d(lam: float, corr: float, n_nodes: int):
     quad_form = (k1 * k1 - 2.0 * corr * k1 * k2 + k2 * k2) / (lam * one_minus)
     density = np.exp(-0.5 * quad_form) / (2.0 * np.pi * lam * math.sqrt(one_minus))
     return k1, k2, density * jac2
+
+
+def _principal_rule_2d(var_major: float, var_minor: float, sign: float, n_nodes: int):
+    """Nodes (k1, k2) and weights for E f(κ), κ = y₁(1, s)/√2 + y₂(1, −s)/√2, y_i ~ N(0, var_i) independent.
+
+    The κ-law of the hardmax SE with a diagonal excess (``Hardmax2``): its
+    covariance has equal diagonals and may be singular (var_minor = 0, a
+    one-dimensional law along (1, s)), where the tensor rule of
+    :func:`_gaussian_rule_2d` in κ fails.  Each principal axis gets the
+    composite rule of :func:`_axis_rule` over HARDMAX_SIGMAS standard deviations,
+    dense within √2 HARDMAX_INNER (the label boundaries κ_i = 0 cross both axes
+    there); a zero variance gets the single node 0.  Cost O(n_nodes²).
+    """
+    axes = []
+    for variance in (var_major, var_minor):
+        if variance <= 0.0:
+            axes.append((np.zeros(1), np.ones(1)))
+            continue
+        std = math.sqrt(variance)
+        y, jac = _axis_rule(HARDMAX_SIGMAS * std, n_nodes, n_nodes // 2, math.sqrt(2.0) * HARDMAX_INNER)
+        axes.append((y, jac * np.exp(-0.5 * (y / std) ** 2) / (math.sqrt(2.0 * np.pi) * std)))
+    (y1, w1), (y2, w2) = axes
+    y1, y2 = np.meshgrid(y1, y2, indexing="ij")
+    k1 = (y1 + y2) / math.sqrt(2.0)
+    k2 = sign * (y1 - y2) / math.sqrt(2.0)
+    return k1.ravel(), k2.ravel(), np.outer(w1, w2).ravel()
 
 
 # ---------------------------------------------------------------------------

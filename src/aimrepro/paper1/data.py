@@ -12,7 +12,8 @@ keyed by the base seed and a hash of the spec's scientific parameters
   child streams, so changing the test-set size changes neither the teacher
   nor the training data.
 
-The model is that of ``docs/paper1.md`` §1: tokens i.i.d. N(0, 1), teacher
+The model is that of ``docs/paper1.md`` §1: tokens i.i.d. N(0, 1) (or another
+law with mean 0 and variance 1, ``DatasetSpec.tokens``, §13), teacher
 S* = W Wᵀ/√(r d) with r = round(ρ d), labels y = g(h) with
 h = (X S* Xᵀ − Tr S*·I)/√d, n = round(α d²) sequences.
 
@@ -38,8 +39,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from aimrepro.model import (LINKS, Teacher, apply_link, indices_from_factor, sample_teacher,
-                            sample_tokens, width)
+from aimrepro.model import (GAUSSIAN, LINKS, Teacher, TokenLaw, apply_link, indices_from_factor,
+                            sample_teacher, sample_tokens, width)
 from aimrepro.records.files import atomic_path
 
 DATASET_FORMAT = "aimrepro.dataset/1"
@@ -65,6 +66,7 @@ class DatasetSpec:
     replicate : index of the independent draw at this point (the ``seed`` of result paths), >= 0
     n_test : size of the fresh test set, >= 1
     beta : softmax inverse temperature (finite > 0); must be None for the other links
+    tokens : the law of the token coordinates (``model.TokenLaw``; default Gaussian, §13)
     """
 
     link: str
@@ -75,8 +77,11 @@ class DatasetSpec:
     replicate: int
     n_test: int
     beta: float | None = None
+    tokens: TokenLaw = GAUSSIAN
 
     def __post_init__(self):
+        if not isinstance(self.tokens, TokenLaw):
+            raise ValueError(f"tokens must be a model.TokenLaw, got {self.tokens!r}")
         if self.link not in LINKS:
             raise ValueError(f"link must be one of {LINKS}, got {self.link!r}")
         for name, minimum in (("T", 2), ("d", 2), ("replicate", 0), ("n_test", 1)):
@@ -114,6 +119,11 @@ def dataset_seed(base_seed: int, spec: DatasetSpec) -> np.random.SeedSequence:
     floats in ``repr`` form; the test-set size is deliberately not part of it
     (the test set has its own child stream).  sha256 of the key gives four
     32-bit words used as the ``spawn_key``.
+
+    The token law is not part of it either, on purpose: datasets that differ
+    only in their law share the teacher and the standard normals their tokens
+    are made from (``model.TokenLaw``), common random numbers for comparing a
+    law with the Gaussian one (``docs/paper1.md`` §13); their paths differ.
     """
     return keyed_seed(base_seed, f"aim-dataset|link={spec.link}|beta={spec.beta!r}|T={spec.T}"
                                  f"|rho={float(spec.rho)!r}|d={spec.d}|alpha={float(spec.alpha)!r}"
@@ -168,8 +178,10 @@ def sample_dataset(spec: DatasetSpec, base_seed: int) -> Dataset:
     """
     teacher_ss, train_ss, test_ss = dataset_seed(base_seed, spec).spawn(3)
     teacher = sample_teacher(spec.d, spec.rho, np.random.default_rng(teacher_ss))
-    X = sample_tokens(spec.n, spec.T, spec.d, np.random.default_rng(train_ss), dtype=np.float32)
-    X_test = sample_tokens(spec.n_test, spec.T, spec.d, np.random.default_rng(test_ss), dtype=np.float32)
+    X = sample_tokens(spec.n, spec.T, spec.d, np.random.default_rng(train_ss), dtype=np.float32,
+                      law=spec.tokens)
+    X_test = sample_tokens(spec.n_test, spec.T, spec.d, np.random.default_rng(test_ss), dtype=np.float32,
+                           law=spec.tokens)
     return Dataset(spec, int(base_seed), teacher.W, X, _labels(X, teacher.W, spec),
                    X_test, _labels(X_test, teacher.W, spec))
 
@@ -206,21 +218,43 @@ def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
                     np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
+def spec_metadata(spec: DatasetSpec) -> dict:
+    """The spec as plain JSON fields; the token law only when it is not the Gaussian one.
+
+    A Gaussian dataset's metadata is therefore what it was before the laws
+    existed, and its file has the same bytes.
+    """
+    fields = asdict(spec)
+    fields.pop("tokens")
+    if not spec.tokens.is_gaussian:
+        fields["tokens"] = spec.tokens.to_dict()
+    return fields
+
+
+def spec_from_metadata(fields: dict) -> DatasetSpec:
+    """Inverse of :func:`spec_metadata`."""
+    fields = dict(fields)
+    tokens = fields.pop("tokens", None)
+    return DatasetSpec(**fields, tokens=GAUSSIAN if tokens is None else TokenLaw(**tokens))
+
+
 def save_dataset(path: str | os.PathLike, dataset: Dataset) -> None:
     """Write a dataset as ``.npz`` (see the module notes for the layout); same data, same bytes."""
-    meta = {"format": DATASET_FORMAT, "spec": asdict(dataset.spec), "base_seed": dataset.base_seed}
+    meta = {"format": DATASET_FORMAT, "spec": spec_metadata(dataset.spec), "base_seed": dataset.base_seed}
     write_npz(path, {"W": dataset.W, "X": dataset.X, "y": dataset.y, "X_test": dataset.X_test,
                      "y_test": dataset.y_test, "meta": np.array(json.dumps(meta, sort_keys=True))})
 
 
 def load_dataset(path: str | os.PathLike) -> Dataset:
     """Read a dataset written by :func:`save_dataset` (no pickles)."""
-    with np.load(path, allow_pickle=False) as archive:
+    # the file is opened here, not by np.load: given a damaged archive np.load raises
+    # without closing the file it opened
+    with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
         meta = json.loads(str(archive["meta"]))
         if meta.get("format") != DATASET_FORMAT:
             raise ValueError(f"{path} is not an aimrepro dataset (format {meta.get('format')!r})")
         arrays = {name: archive[name] for name in ("W", "X", "y", "X_test", "y_test")}
-    return Dataset(DatasetSpec(**meta["spec"]), int(meta["base_seed"]), **arrays)
+    return Dataset(spec_from_metadata(meta["spec"]), int(meta["base_seed"]), **arrays)
 
 
 def dataset_bytes(spec: DatasetSpec) -> int:

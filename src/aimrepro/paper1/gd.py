@@ -62,6 +62,22 @@ the paper's size while the (n, T, k, r) layout it imposes makes the
 per-sample work slower than it saves (twice slower at the quick size;
 ``docs/benchmarks.md``, "Paper 1: gradient descent").  It is not used.
 
+Precision
+---------
+The block kernel computes in the backend's float type
+(:class:`aimrepro.backends.Backend`, config ``backend.dtype.gd``).  With
+float32 the forward and backward pass (the two GEMMs, the pair products,
+the softmax) run in single precision, as the paper's PyTorch code did;
+the tokens lose nothing (datasets store them as float32), the labels are
+rounded once.  What accumulates or is reported stays float64: the factors
+and Adam's moments (the update adds steps of relative size lr/|W|, and
+the float32 gradient enters a float64 state), ‖W_k‖²_F (the diagonal
+index subtracts it) and the losses (summed in float64), and every error
+and generalisation error, computed from the float64 factors after the
+run.  One BLAS call per replica on one thread keeps the bits a function
+of the config in either type (tested); float32 and float64 runs of one
+seed start from the same factors and see the same data.
+
 Divergence
 ----------
 A replica whose loss or gradient is not finite, or whose trace Tr S/d grows
@@ -87,6 +103,8 @@ from aimrepro.model import apply_link, indices, indices_from_factor
 
 __all__ = [
     "ADAM_DEFAULTS",
+    "AveragedTrendPoint",
+    "averaged_trend_point",
     "DIVERGENCE_TRACE_FACTOR",
     "averaged_error",
     "averaged_matrix",
@@ -253,12 +271,16 @@ def _row_sum(A: np.ndarray) -> np.ndarray:
 def _forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndarray, beta: float):
     """Loss per replica and what the backward pass needs: (K, d, r) → loss (K,), cache.
 
-    No argument checks.  O(K n T d r) (one GEMM per replica) + O(K n T² r).
+    The arithmetic is in the float type of W, X_flat and y (all three the
+    same); ‖W_k‖²_F and the loss are summed in float64 whatever it is.  No
+    argument checks.  O(K n T d r) (one GEMM per replica) + O(K n T² r).
     """
     K, d, r = W.shape
     s = 1.0 / (math.sqrt(r * d) * math.sqrt(d))
     P = np.matmul(X_flat, W).reshape(K, n, T, r)
-    W_sq = np.sum(np.square(W.reshape(K, d * r)), axis=1)  # ‖W_k‖²_F = √(r d) Tr S_k
+    # ‖W_k‖²_F = √(r d) Tr S_k, in float64 whatever W's type: the diagonal index P_a·P_a − ‖W‖²
+    # cancels (Tr S is √(d/3) times the index's spread), and the divergence test reads it
+    W_sq = np.sum(np.square(W.reshape(K, d * r), dtype=np.float64), axis=1)
     h = np.matmul(P, np.swapaxes(P, -1, -2))  # K n small (T × r)(r × T) products
     diagonal = np.arange(T)
     h[:, :, diagonal, diagonal] -= W_sq[:, None, None]
@@ -268,7 +290,7 @@ def _forward(W: np.ndarray, X_flat: np.ndarray, n: int, T: int, y: np.ndarray, b
     expo = np.exp(logits)
     y_hat = expo / _row_sum(expo)
     residual = y_hat - y
-    loss = np.sum(np.square(residual).reshape(K, n * T * T), axis=1) / d
+    loss = np.sum(np.square(residual, dtype=np.float64).reshape(K, n * T * T), axis=1) / d
     return loss, (P, y_hat, residual, W_sq, s)
 
 
@@ -320,11 +342,21 @@ def loss_and_gradient(W, X, y, *, beta: float = 1.0) -> tuple[np.ndarray, np.nda
 
 
 def _block_kernel(backend, X_flat: np.ndarray, y: np.ndarray, n: int, T: int, beta: float):
-    """``kernel(W_block, need_grad) -> (loss (k,), ‖W_k‖²_F (k,), gradient (k, d, r) or None)`` on ``backend``."""
+    """``kernel(W_block, need_grad) -> (loss (k,), ‖W_k‖²_F (k,), gradient (k, d, r) or None)`` on ``backend``.
+
+    The numpy kernel computes in the backend's float type: float32 casts the
+    tokens (float32 numbers in every dataset, so exactly) and the labels
+    once, and each block's float64 factors at each call (O(k d r)); the
+    losses and norms come back in float64 (:func:`_forward`), the gradient
+    in the float type, and the caller's Adam state stays float64.
+    """
     if not backend.is_numpy:
         from aimrepro.backends import torch_kernels
 
         return torch_kernels.gd_block_kernel(backend, X_flat, y, n, T, beta)
+    float_type = backend.float_type
+    X_flat = X_flat.astype(float_type, copy=False)
+    y = y.astype(float_type, copy=False)
 
     # Each thread keeps its last block's forward arrays until its next forward has allocated its
     # own (as a plain loop does): freed at the kernel's end, they let glibc return the heap top to
@@ -335,6 +367,7 @@ def _block_kernel(backend, X_flat: np.ndarray, y: np.ndarray, n: int, T: int, be
 
     def kernel(W_block, need_grad):
         # Overflow or 0/0 in a diverging replica is detected by the caller from the results and recorded.
+        W_block = W_block.astype(float_type, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
             loss, kept.cache = _forward(W_block, X_flat, n, T, y, beta)
             grad = _backward(W_block, X_flat, kept.cache, beta) if need_grad else None
@@ -803,3 +836,59 @@ def summary_table(T: int, rho: float, alphas, runs, *, beta: float = 1.0) -> dic
         table[name] = np.asarray(values, dtype=np.int64 if name.startswith("n_") else float)
     table["se_mmse"] = se
     return table
+
+
+# ---------------------------------------------------------------------------
+# the trend point of the claims and of Figure 2: the mean of K against the SE at one d
+
+
+@dataclass(frozen=True)
+class AveragedTrendPoint:
+    """The excess of the mean of K students over (1 + 1/K) SE at one d (``docs/paper1.md`` §8.6).
+
+    ``estimate`` ± ``sem`` over ``n`` GD draws; with GAMP-RIE on the same
+    datasets (``n_amp`` > 0 draws) it is the control-variate mean of
+    :func:`aimrepro.numerics.stats.control_variate_mean` (expectation
+    unchanged), and ``paired_*`` (GD − (1 + 1/K) AMP on the same draws) and
+    ``amp_*`` (AMP − SE) say what it is made of.  ``plain_sem`` is the error of
+    the mean of GD alone, for comparison.
+    """
+
+    d: int
+    estimate: float
+    sem: float
+    n: int
+    n_amp: int
+    plain_sem: float
+    paired_mean: float = math.nan
+    paired_sem: float = math.nan
+    amp_mean: float = math.nan
+    amp_sem: float = math.nan
+
+
+def averaged_trend_point(d: int, gd_runs: Sequence[dict], amp_runs: Sequence[dict], se_value: float,
+                         K: int) -> AveragedTrendPoint:
+    """The trend point of one d from its GD run summaries and (optionally) AMP run summaries.
+
+    ``gd_runs[i]`` and ``amp_runs[i]`` share draw i's dataset for i < len(gd_runs)
+    (``amp_runs`` may hold more draws, or none).  A GD draw in which a
+    student diverged is left out; an AMP run that is not usable
+    (:data:`aimrepro.paper1.amp.USABLE_STATUSES`) leaves its draw out of
+    the pairs and of the AMP mean.
+    """
+    from aimrepro.numerics.stats import control_variate_mean, mean_and_sem
+    from aimrepro.paper1.amp import USABLE_STATUSES
+
+    c = 1.0 + 1.0 / K
+    clean = [i for i, run in enumerate(gd_runs) if run["n_diverged"] == 0]
+    excess = {i: float(gd_runs[i]["averaged_error"]) - c * se_value for i in clean}
+    plain_mean, plain_sem, n_plain = mean_and_sem(list(excess.values()))
+    if not amp_runs:
+        return AveragedTrendPoint(int(d), plain_mean, plain_sem, n_plain, 0, plain_sem)
+    amp = [float(run["error"]) - se_value if run["status"] in USABLE_STATUSES else math.nan for run in amp_runs]
+    pairs = [(excess[i], amp[i]) for i in clean if i < len(amp) and math.isfinite(amp[i])]
+    usable = [a for a in amp if math.isfinite(a)]
+    estimate, sem, n = control_variate_mean([g for g, _ in pairs], [a for _, a in pairs], usable, c)
+    paired_mean, paired_sem, _ = mean_and_sem([g - c * a for g, a in pairs])
+    amp_mean, amp_sem, m = mean_and_sem(usable)
+    return AveragedTrendPoint(int(d), estimate, sem, n, m, plain_sem, paired_mean, paired_sem, amp_mean, amp_sem)

@@ -63,7 +63,7 @@ class SEPoint:
         return asdict(self)
 
 
-def _mmse_any(delta, rho):
+def mmse_any(delta, rho):
     """mmse(Δ; ρ) for any Δ > 0: quadrature inside its validated range, the asymptotic forms outside."""
     delta = np.asarray(delta, dtype=float)
     out = np.empty_like(delta)
@@ -166,7 +166,7 @@ def _softmax_points(alphas, rho, T, *, tol=1e-13, max_iter=200):
 
     v = np.where(perfect, 0.0, c * alphas * delta)
     fin = ~perfect
-    residual[fin] = np.abs(v[fin] - _mmse_any(v[fin] / (c * alphas[fin]), rho))
+    residual[fin] = np.abs(v[fin] - mmse_any(v[fin] / (c * alphas[fin]), rho))
     converged[perfect] = True
     q_hat = np.where(perfect, np.inf, 1.0 / np.where(perfect, 1.0, delta))
     return [
@@ -227,7 +227,7 @@ def _denoising_error(delta, rho):
     """mmse(Δ; ρ); for rho == 0 (the ρ → 0 limit, §3.5) Δ stands for t = 1/(ᾱ·information) and the error is spiked_mmse(t)."""
     if rho == 0.0:
         return float(spiked_mmse(delta))
-    return float(_mmse_any(np.array([delta]), rho)[0])
+    return float(mmse_any(np.array([delta]), rho)[0])
 
 
 def _generic_point(channel, alpha, rho, *, v_start=None, tol=1e-10):

@@ -16,11 +16,11 @@ import numpy as np
 
 from aimrepro.paper2.population import Potential
 from aimrepro.paper2.sgd import TIME_FACTOR
-from aimrepro.paper2.trajectory import Trajectory, first_crossing_time
+from aimrepro.paper2.trajectory import ORDER_NAMES, Trajectory, first_crossing_time
 from aimrepro.paper2.untied.fast import MeanLandscape
 
-__all__ = ["escape_time", "initial_slope", "instability_time", "mean_at", "overlap_change",
-           "plateau_level", "recovery_summary", "samples_per_time", "student_mean"]
+__all__ = ["RUNAWAY_FACTOR", "escape_time", "initial_slope", "instability_time", "law_run_summary", "mean_at",
+           "overlap_change", "plateau_level", "recovery_summary", "runaway_time", "samples_per_time", "student_mean"]
 
 
 def initial_slope(run: Trajectory, *, window: float = 0.1,
@@ -53,6 +53,51 @@ def recovery_summary(runs: Sequence[Trajectory], threshold: float) -> dict:
     return {"times": times, "samples": np.array([samples(run) for run in runs]),
             "n_recovered": int(np.isfinite(times).sum()), "n_runs": len(runs),
             "n_blowups": sum(run.blew_up for run in runs)}
+
+
+#: A run whose student norm q₁₁ exceeds this many times its initial value has run away (:func:`runaway_time`).
+RUNAWAY_FACTOR = 1e3
+
+
+def runaway_time(run: Trajectory, factor: float = RUNAWAY_FACTOR) -> float:
+    """When a run ran away: its blow-up time, or the first record with q₁₁ > factor · q₁₁(0); NaN if never.
+
+    The SGD engine stops on a non-finite or huge *batch loss*; between two
+    records a state can also explode while the losses it met stayed below that
+    bound (heavy-tailed tokens, ``docs/paper2.md`` §10), and its overlap ratio
+    |p₁₂|/p₂₂ then reaches any threshold without any recovery.  Such a record is
+    not a measurement.
+    """
+    q11 = run.order[:, list(ORDER_NAMES).index("Psi11")] if len(run) else np.zeros(0)
+    away = np.flatnonzero(~(np.abs(q11) <= factor * abs(q11[0]))) if q11.size else np.zeros(0, int)
+    times = [float(run.t_ode[away[0]])] if away.size else []
+    if run.blew_up:
+        times.append(float(run.t_blowup) if math.isfinite(run.t_blowup) else float(run.t_ode[-1]))
+    return min(times) if times else math.nan
+
+
+def law_run_summary(seed: int, sgd: Trajectory, gaussian_flow: Trajectory, law_flow: Trajectory,
+                    threshold: float) -> dict:
+    """One replicate of a token-law run (``docs/paper2.md`` §10): weak-recovery times of SGD and of both flows.
+
+    ``sgd`` ran on tokens of the law; ``gaussian_flow`` and ``law_flow`` start
+    from the same initial state (``flows.reference_flow`` with the Gaussian and
+    with the law's spec).  A time is NaN where the threshold is not reached;
+    ``*_end`` is the last recorded time (the horizon, the stop, or a blow-up).
+    An SGD run that ran away (:func:`runaway_time`) counts as blown up there,
+    and only a crossing before that counts.
+    """
+    def time(run: Trajectory, before: float = math.inf) -> float:
+        keep = run.t_ode < before
+        t = first_crossing_time(run.t_ode[keep], np.abs(run.overlap_ratio[keep]), threshold)
+        return math.nan if t is None else float(t)
+
+    away = runaway_time(sgd)
+    return {"seed": int(seed), "sgd_t_wr": time(sgd, away if math.isfinite(away) else math.inf),
+            "sgd_end": float(sgd.t_ode[-1]) if len(sgd) else 0.0,
+            "blew_up": math.isfinite(away), "t_blowup": away,
+            "gaussian_flow_t_wr": time(gaussian_flow), "gaussian_flow_end": float(gaussian_flow.t_ode[-1]),
+            "law_flow_t_wr": time(law_flow), "law_flow_end": float(law_flow.t_ode[-1])}
 
 
 def student_mean(run: Trajectory) -> np.ndarray:

@@ -20,6 +20,14 @@ Direct closed ODE (``docs/paper2.md`` §2.1; [P Thm 4, eqs. 402–404])
     dΩ = −2 [D(AΩ + BΨ) + (D(AΩ + BΨ))ᵀ] − γ(DΩ + ΩD),
     with A = ∇_Ω Φ, B = ∇_Ψ Φ at (Ψ, Ω) (centered index) and D = diag(1, 0).
 
+Tokens that are not Gaussian (``docs/paper2.md`` §10; one token, T = 1)
+    With i.i.d. coordinates of excess kurtosis κ₄ the index covariance is
+    2[q_kl + (κ₄/2) D_kl] with D_kl = Σ_i (S_k)_ii (S_l)_ii / d, so the
+    population loss is Φ at q_eff = q + (κ₄/2) D, and its gradient replaces
+    each S_l by S_l + (κ₄/2) Diag(S_l).  ``excess_kurtosis`` = κ₄ (0: the
+    papers' Gaussian tokens) gives the tied flow with the exact diagonals and
+    the direct ODE with D = t tᵀ (delocalised diagonals).
+
 A run blows up when a norm exceeds ``blowup_factor`` times its initial
 value (or the solver fails); the trajectory then stops there and says so.
 """
@@ -66,12 +74,15 @@ class TiedFlowParams:
         Shape of the student factor W.
     weight_decay : float
         γ: the flow has −(γ/4) W ([P eq. 7] on the time t = 4αn/d).
+    excess_kurtosis : float
+        κ₄ of the token coordinates (module notes; 0 for Gaussian tokens).
     """
 
     teacher: FactoredMatrix
     potential: Potential
     shape: tuple[int, int]
     weight_decay: float = 0.0
+    excess_kurtosis: float = 0.0
 
 
 def _tied_q(W: np.ndarray, teacher: FactoredMatrix) -> np.ndarray:
@@ -80,24 +91,54 @@ def _tied_q(W: np.ndarray, teacher: FactoredMatrix) -> np.ndarray:
     return Psi
 
 
+def _diagonal(matrix: FactoredMatrix) -> np.ndarray:
+    """The diagonal of a symmetric S = scale · L Lᵀ + shift · I: O(d r)."""
+    return matrix.scale * np.sum(matrix.left * matrix.left, axis=1) + matrix.shift
+
+
 def tied_flow_rhs(t: float, y: np.ndarray, params: TiedFlowParams) -> np.ndarray:
-    """dW/dt = −Γ₁₁ W (WᵀW) − Γ₁₂ S* W − (γ/4) W, flattened (``docs/paper2.md`` §2.2)."""
+    """dW/dt = −Γ₁₁ W (WᵀW) − Γ₁₂ S* W − (γ/4) W, flattened (``docs/paper2.md`` §2.2).
+
+    With κ₄ ≠ 0 (§10): Γ at q + (κ₄/2) D and S_l W → (S_l + (κ₄/2) Diag(S_l)) W.
+    O(d r² + d r r*) per evaluation.
+    """
     W = y.reshape(params.shape)
     teacher = params.teacher
-    gamma = params.potential.gamma(_tied_q(W, teacher))
+    q = _tied_q(W, teacher)
+    half_kurtosis = 0.5 * params.excess_kurtosis
+    if half_kurtosis:
+        diagonals = np.stack([np.sum(W * W, axis=1), _diagonal(teacher)])
+        q = q + half_kurtosis * (diagonals @ diagonals.T) / W.shape[0]
+    gamma = params.potential.gamma(q)
     teacher_W = teacher.scale * (teacher.left @ (teacher.left.T @ W)) + teacher.shift * W
-    dW = -gamma[0, 0] * (W @ (W.T @ W)) - gamma[0, 1] * teacher_W
+    self_W = W @ (W.T @ W)
+    if half_kurtosis:
+        self_W += half_kurtosis * diagonals[0][:, None] * W
+        teacher_W += half_kurtosis * diagonals[1][:, None] * W
+    dW = -gamma[0, 0] * self_W - gamma[0, 1] * teacher_W
     if params.weight_decay:
         dW -= 0.25 * params.weight_decay * W
     return dW.ravel()
 
 
 
+def _check_kurtosis(excess_kurtosis: float, potential: Potential) -> float:
+    if not (math.isfinite(excess_kurtosis) and excess_kurtosis >= -2.0):
+        raise ValueError(f"excess_kurtosis must be a finite number >= -2 (a token law's kappa4), "
+                         f"got {excess_kurtosis}")
+    if excess_kurtosis and potential.T != 1:
+        raise ValueError(f"the token-law correction of the flows is derived for one token (T = 1), "
+                         f"got T = {potential.T} (docs/paper2.md §10)")
+    return float(excess_kurtosis)
+
+
 def solve_tied_flow(W0: np.ndarray, teacher: FactoredMatrix, potential: Potential,
                     times, *, weight_decay: float = 0.0, method: str = "RK45",
                     rtol: float = 1e-6, atol: float = 1e-9,
-                    blowup_factor: float = 1e3) -> Trajectory:
+                    blowup_factor: float = 1e3, excess_kurtosis: float = 0.0) -> Trajectory:
     """Integrate the tied matrix flow from W(0) and record the order parameters at ``times``.
+
+    ``excess_kurtosis``: κ₄ of the token law (module notes; T = 1 only).
 
     Returns
     -------
@@ -111,7 +152,8 @@ def solve_tied_flow(W0: np.ndarray, teacher: FactoredMatrix, potential: Potentia
         raise ValueError("the hardmax link has no gradient flow")
     times = check_times(times)
     W0 = np.asarray(W0, dtype=float)
-    params = TiedFlowParams(teacher, potential, W0.shape, weight_decay)
+    params = TiedFlowParams(teacher, potential, W0.shape, weight_decay,
+                            _check_kurtosis(excess_kurtosis, potential))
     norm0 = float(np.linalg.norm(W0))
     event = blowup_event(blowup_factor * norm0, np.linalg.norm)
     sol = solve_ivp(tied_flow_rhs, (times[0], times[-1]), W0.ravel(), method=method,
@@ -123,20 +165,28 @@ def solve_tied_flow(W0: np.ndarray, teacher: FactoredMatrix, potential: Potentia
 
 @dataclass(frozen=True, eq=False)
 class DirectODEParams:
-    """Fixed inputs of the direct closed ODE: Φ and γ (trainable set {1})."""
+    """Fixed inputs of the direct closed ODE: Φ, γ (trainable set {1}) and the tokens' κ₄ (module notes)."""
 
     potential: Potential
     weight_decay: float = 0.0
+    excess_kurtosis: float = 0.0
 
 
 def direct_ode_rhs(t: float, y: np.ndarray, params: DirectODEParams) -> np.ndarray:
-    """d/dt of the order-parameter vector under online SGD on S ([P eqs. 402–404])."""
+    """d/dt of the order-parameter vector under online SGD on S ([P eqs. 402–404]).
+
+    With κ₄ ≠ 0 (§10): Ψ and Ω enter as Ψ + (κ₄/2) t tᵀ, Ω + (κ₄/2) t tᵀ (in Φ and in the
+    products), and dt gains the factor 1 + κ₄/2.
+    """
     op = OrderParameters.from_vector(y)
     Psi, Omega = op.Psi, op.Omega
+    if params.excess_kurtosis:
+        shift = 0.5 * params.excess_kurtosis * np.outer(op.trace, op.trace)
+        Psi, Omega = Psi + shift, Omega + shift
     value = params.potential.evaluate(IndexLaw(params.potential.T, np.zeros(2), Omega, Psi))
     A, B = value.d_Omega, value.d_Psi
     D, gamma = _TRAINABLE, params.weight_decay
-    dt = -2.0 * D @ (A + B) @ op.trace - gamma * D @ op.trace
+    dt = -2.0 * (1.0 + 0.5 * params.excess_kurtosis) * D @ (A + B) @ op.trace - gamma * D @ op.trace
     flow_psi = D @ (A @ Psi + B @ Omega)
     flow_omega = D @ (A @ Omega + B @ Psi)
     dPsi = -2.0 * (flow_psi + flow_psi.T) - gamma * (D @ Psi + Psi @ D)
@@ -146,14 +196,16 @@ def direct_ode_rhs(t: float, y: np.ndarray, params: DirectODEParams) -> np.ndarr
 
 def solve_direct_ode(initial: OrderParameters, potential: Potential, times, *, d: int,
                      weight_decay: float = 0.0, method: str = "RK45", rtol: float = 1e-8,
-                     atol: float = 1e-11, blowup_factor: float = 1e6) -> Trajectory:
+                     atol: float = 1e-11, blowup_factor: float = 1e6,
+                     excess_kurtosis: float = 0.0) -> Trajectory:
     """Integrate the closed ODE of direct S from ``initial`` ([P Thm 4]).
 
     ``d`` only labels the trajectory (for the means m = √d t); the ODE is the
     d → ∞ limit, started from the given (finite-d or limiting) order parameters.
+    ``excess_kurtosis``: κ₄ of the token law (module notes; T = 1 only).
     """
     times = check_times(times)
-    params = DirectODEParams(potential, weight_decay)
+    params = DirectODEParams(potential, weight_decay, _check_kurtosis(excess_kurtosis, potential))
     y0 = initial.as_vector()
     scale0 = float(np.max(np.abs(y0)))
     event = blowup_event(blowup_factor * scale0, lambda y: float(np.max(np.abs(y))))
@@ -183,7 +235,9 @@ def reference_flow(spec: ProblemSpec, seed: int, times, *, weight_decay: float =
     Tied: the matrix flow from the run's W(0) and S*; direct: the closed ODE
     from the run's initial order parameters (``docs/paper2.md`` §4.3).  The
     untied population flow belongs to the fast–slow analysis (§2.3) and is
-    not provided here.
+    not provided here.  The flow is that of the spec's token law
+    (``spec.tokens``: its κ₄, §10); ``replace(spec, tokens=GAUSSIAN)`` gives the
+    Gaussian flow from the same initial state.
 
     Parameters
     ----------
@@ -200,7 +254,10 @@ def reference_flow(spec: ProblemSpec, seed: int, times, *, weight_decay: float =
                          "population flow is docs/paper2.md §2.3 (a separate issue)")
     student, teacher, _ = initial_problem(spec, seed)
     potential = Potential(spec.loss(), spec.T) if potential is None else potential
+    kurtosis = spec.tokens.excess_kurtosis
     if spec.param == "tied":
-        return solve_tied_flow(student.W, teacher, potential, times, weight_decay=weight_decay)
+        return solve_tied_flow(student.W, teacher, potential, times, weight_decay=weight_decay,
+                               excess_kurtosis=kurtosis)
     initial = OrderParameters(*trace_products([student.matrix(), teacher]))
-    return solve_direct_ode(initial, potential, times, d=spec.d, weight_decay=weight_decay)
+    return solve_direct_ode(initial, potential, times, d=spec.d, weight_decay=weight_decay,
+                            excess_kurtosis=kurtosis)

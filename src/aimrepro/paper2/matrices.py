@@ -83,10 +83,10 @@ class FactoredMatrix:
         """Tr S: O(d r)."""
         return float(self.scale * np.sum(self.left * self._right) + self.shift * self.d)
 
-    def indices(self, X: np.ndarray, *, centered: bool) -> np.ndarray:
-        """h_ab for tokens X (n, T, d) → (n, T, T); O(n T d r)."""
+    def indices(self, X: np.ndarray, *, centered: bool, dtype=np.float64) -> np.ndarray:
+        """h_ab for tokens X (n, T, d) → (n, T, T); O(n T d r), in float type ``dtype``."""
         return indices_from_factors(X, self.left, self.right, scale=self.scale,
-                                        shift=self.shift, centered=centered)
+                                    shift=self.shift, centered=centered, dtype=dtype)
 
     def dense(self) -> np.ndarray:
         """S as a d×d array (tests, naive baselines and direct students only)."""
@@ -121,11 +121,11 @@ class DenseMatrix:
     def trace(self) -> float:
         return float(np.trace(self.S))
 
-    def indices(self, X: np.ndarray, *, centered: bool) -> np.ndarray:
-        """h_ab for tokens X (n, T, d) → (n, T, T); O(n T d²)."""
-        X = np.asarray(X, dtype=float)
+    def indices(self, X: np.ndarray, *, centered: bool, dtype=np.float64) -> np.ndarray:
+        """h_ab for tokens X (n, T, d) → (n, T, T); O(n T d²), in float type ``dtype`` (Tr S from S as stored)."""
+        X = np.asarray(X, dtype=dtype)
         n, T, d = X.shape
-        XS = (X.reshape(n * T, d) @ self.S).reshape(n, T, d)
+        XS = (X.reshape(n * T, d) @ self.S.astype(dtype, copy=False)).reshape(n, T, d)
         h = np.matmul(XS, np.swapaxes(X, 1, 2))
         if centered:
             h[:, np.arange(T), np.arange(T)] -= np.trace(self.S)

@@ -1,7 +1,8 @@
 """Online SGD of attention-indexed models for direct, tied and untied attention (``docs/paper2.md`` §2).
 
 One engine trains a student index S₁ against a fixed teacher S₂ on fresh
-Gaussian tokens, with the teacher–student loss of :mod:`.losses`, for three
+Gaussian tokens (or tokens of another law with mean 0 and variance 1,
+``ProblemSpec.tokens``, ``docs/paper2.md`` §10), with the teacher–student loss of :mod:`.losses`, for three
 parametrisations of the student:
 
 ``direct``  S ∈ R^{d×d} itself, centered index ([P App. E, eq. 395]);
@@ -35,6 +36,17 @@ where Xᵀ(·) contracts the flattened batch (B T × d)ᵀ(B T × r).
 Blow-up (``docs/paper2.md`` §2.4, §8.6: h₃ runs are stiff) stops the run and is
 recorded, never plotted as data: a non-finite batch loss or gradient, or a
 batch loss above ``max_loss``.
+
+Precision
+---------
+The contractions with the tokens (the teacher's and the student's indices,
+the gradients' Xᵀ(·)) run in the float type of the batch X: float64, or
+float32 when the backend says so (config ``backend.dtype.sgd``), the
+batch then drawn in float64 as always and cast, so that both types of one
+seed see the same tokens.  The parameters stay float64 (an update moves
+them by a relative lr/d or less, 10⁴–10⁶ times), as do Tr S and ‖W‖²_F
+subtracted by the centred index, the links and the loss on the (B, T, T)
+indices (O(B T²)), and the recorded order parameters and batch losses.
 """
 
 from __future__ import annotations
@@ -42,11 +54,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from aimrepro.backends import make_backend
+from aimrepro.model import GAUSSIAN, TokenLaw
 from aimrepro.paper2.losses import MSELoss, make_link
 from aimrepro.paper2.matrices import DenseMatrix, FactoredMatrix, trace_products
 from aimrepro.paper2.trajectory import ORDER_NAMES, OrderParameters, Trajectory
@@ -145,12 +159,13 @@ class DirectStudent:
         return DenseMatrix(self.S)
 
     def indices(self, X: np.ndarray) -> np.ndarray:
-        """O(B T d²)."""
-        return self.matrix().indices(X, centered=True)
+        """O(B T d²), in the float type of X (module notes, "Precision")."""
+        return self.matrix().indices(X, centered=True, dtype=X.dtype)
 
     def gradient(self, X: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
-        """∇_S of the batch-mean loss: [Xᵀ(g X) − Σ tr(g) I]/(B√d), O(B T d²)."""
+        """∇_S of the batch-mean loss: [Xᵀ(g X) − Σ tr(g) I]/(B√d), O(B T d²), in the float type of X."""
         B, T, d = X.shape
+        g = g.astype(X.dtype, copy=False)
         gX = np.matmul(g, X).reshape(B * T, d)
         grad = X.reshape(B * T, d).T @ gX
         grad[np.diag_indices(d)] -= np.trace(g, axis1=1, axis2=2).sum()
@@ -180,19 +195,21 @@ class TiedStudent:
         return FactoredMatrix(self.W)
 
     def indices(self, X: np.ndarray) -> np.ndarray:
-        """O(B T d r)."""
-        self._P = (X.reshape(-1, self.d) @ self.W).reshape(X.shape[0], X.shape[1], -1)
+        """O(B T d r), in the float type of X; ‖W‖²_F, which the diagonal subtracts, from the float64 W."""
+        self._W = self.W.astype(X.dtype, copy=False)
+        self._P = (X.reshape(-1, self.d) @ self._W).reshape(X.shape[0], X.shape[1], -1)
         h = np.matmul(self._P, np.swapaxes(self._P, 1, 2))
         T = X.shape[1]
         h[:, np.arange(T), np.arange(T)] -= np.sum(self.W * self.W)
         return h / math.sqrt(self.d)
 
     def gradient(self, X: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
-        """∇_W = [Xᵀ((g + gᵀ) P) − 2 Σ tr(g) W]/(B√d), P = X W from :meth:`indices`; O(B T d r)."""
+        """∇_W = [Xᵀ((g + gᵀ) P) − 2 Σ tr(g) W]/(B√d), P = X W from :meth:`indices`; O(B T d r), type of X."""
         B, T, d = X.shape
+        g = g.astype(X.dtype, copy=False)
         sym = g + np.swapaxes(g, 1, 2)
         grad = X.reshape(B * T, d).T @ np.matmul(sym, self._P).reshape(B * T, -1)
-        grad -= 2.0 * np.trace(g, axis1=1, axis2=2).sum() * self.W
+        grad -= 2.0 * np.trace(g, axis1=1, axis2=2).sum() * self._W
         return (grad / (B * math.sqrt(d)),)
 
     def parameters(self) -> tuple[np.ndarray, ...]:
@@ -222,16 +239,17 @@ class UntiedStudent:
         return FactoredMatrix(self.U, self.V)
 
     def indices(self, X: np.ndarray) -> np.ndarray:
-        """G_ab = ⟨x_a U, x_b V⟩/√d; O(B T d r)."""
+        """G_ab = ⟨x_a U, x_b V⟩/√d; O(B T d r), in the float type of X."""
         B, T, d = X.shape
         flat = X.reshape(B * T, d)
-        self._P = (flat @ self.U).reshape(B, T, -1)
-        self._Q = (flat @ self.V).reshape(B, T, -1)
+        self._P = (flat @ self.U.astype(X.dtype, copy=False)).reshape(B, T, -1)
+        self._Q = (flat @ self.V.astype(X.dtype, copy=False)).reshape(B, T, -1)
         return np.matmul(self._P, np.swapaxes(self._Q, 1, 2)) / math.sqrt(d)
 
     def gradient(self, X: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
-        """∇_U = Xᵀ(g Q)/(B√d), ∇_V = Xᵀ(gᵀ P)/(B√d); O(B T d r)."""
+        """∇_U = Xᵀ(g Q)/(B√d), ∇_V = Xᵀ(gᵀ P)/(B√d); O(B T d r), in the float type of X."""
         B, T, d = X.shape
+        g = g.astype(X.dtype, copy=False)
         flat_t = X.reshape(B * T, d).T
         grad_U = flat_t @ np.matmul(g, self._Q).reshape(B * T, -1)
         grad_V = flat_t @ np.matmul(np.swapaxes(g, 1, 2), self._P).reshape(B * T, -1)
@@ -293,6 +311,10 @@ class ProblemSpec:
         direction; the moments move by O(1/d), ``docs/paper2.md`` §2.3).
     loss_prefactor : float
         c of ℒ = c‖F(G₁) − F(G₂)‖².
+    tokens : aimrepro.model.TokenLaw
+        Law of the token coordinates (default Gaussian, the paper's); the data
+        stream of a replicate draws the same standard normals whatever the law
+        (``model.TokenLaw``: common random numbers across laws).
     """
 
     param: str
@@ -309,8 +331,11 @@ class ProblemSpec:
     teacher_mean: float = 0.0
     loss_prefactor: float = 0.5
     init_mean: float | None = None
+    tokens: TokenLaw = GAUSSIAN
 
     def __post_init__(self) -> None:
+        if not isinstance(self.tokens, TokenLaw):
+            raise ValueError(f"tokens must be a model.TokenLaw, got {self.tokens!r}")
         if self.param not in PARAMETRISATIONS:
             raise ValueError(f"param must be one of {PARAMETRISATIONS}, got {self.param!r}")
         if self.normalisation not in NORMALISATIONS:
@@ -512,15 +537,23 @@ class SGDSettings:
 
 
 def _numpy_gradients(student: Student, teacher: FactoredMatrix, loss: MSELoss, X: np.ndarray):
-    """Batch losses (B,) and gradients of one step, numpy (the reference): O(B T d r) or O(B T d²)."""
-    y_teacher = loss.teacher.apply(teacher.indices(X, centered=student.centered))
-    batch_losses, g = loss.student_gradient(student.indices(X), y_teacher)
+    """Batch losses (B,) and gradients of one step, numpy (the reference): O(B T d r) or O(B T d²).
+
+    The contractions with the tokens run in the float type of X (module
+    notes, "Precision"); the links and the loss act on the (B, T, T)
+    indices in float64 (O(B T²)), and the gradients come back in the type of X.
+    """
+    G_teacher = teacher.indices(X, centered=student.centered, dtype=X.dtype)
+    y_teacher = loss.teacher.apply(G_teacher.astype(np.float64, copy=False))
+    G_student = student.indices(X).astype(np.float64, copy=False)
+    batch_losses, g = loss.student_gradient(G_student, y_teacher)
     return batch_losses, student.gradient(X, g)
 
 
 def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
             settings: SGDSettings, rng: np.random.Generator, *,
-            progress_every: int = 0, backend=None) -> Trajectory:
+            progress_every: int = 0, backend=None, tokens: TokenLaw = GAUSSIAN,
+            progress: Callable[[int, int], None] | None = None) -> Trajectory:
     """Online SGD of ``student`` against ``teacher``; the student is updated in place.
 
     Parameters
@@ -533,12 +566,19 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
     settings : SGDSettings
     rng : numpy.random.Generator
         The data stream: each step draws one (B, T, d) array of tokens.
+    tokens : aimrepro.model.TokenLaw
+        Their law (default: standard Gaussian, drawn exactly as before the laws existed).
     progress_every : int
         Log a progress line every this many records (0: never).
     backend : None, str, mapping or :class:`aimrepro.backends.Backend`
         Where the step's indices and gradients are computed (default numpy,
-        the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`).
-        The tokens are drawn by ``rng`` on the host either way.
+        the reference; ``"torch"``: :mod:`aimrepro.backends.torch_kernels`),
+        and in which float type (module notes, "Precision").  The tokens are
+        drawn by ``rng`` on the host, in float64, either way.
+    progress : callable, optional
+        Called as ``progress(steps_done, steps_total)`` about 200 times along
+        the run and at its end (a progress bar); it sees nothing of the state
+        and changes no number.
 
     Returns
     -------
@@ -557,9 +597,12 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
     d = student.d
     if teacher.d != d:
         raise ValueError(f"teacher is {teacher.d}×{teacher.d}, student {d}×{d}")
+    if not isinstance(tokens, TokenLaw):
+        raise ValueError(f"tokens must be a model.TokenLaw, got {tokens!r}")
     if not (isinstance(T, (int, np.integer)) and T >= loss.min_T):
         raise ValueError(f"T must be an integer >= {loss.min_T}, got {T!r}")
     backend = make_backend(backend)
+    cast_tokens = backend.is_numpy and backend.dtype == "float32"
     if backend.is_numpy:
         gradients = _numpy_gradients
     else:
@@ -597,8 +640,11 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
 
     # Overflow and NaN are expected when a run blows up; they are detected below
     # from the values and recorded, not raised as floating-point warnings.
+    progress_stride = max(1, n_total // 200) if progress is not None else 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(n_total + 1):
+            if progress_stride and n % progress_stride == 0:
+                progress(n, n_total)
             if is_record[n] and n > 0:
                 stop = record(n)
                 loss_sum, loss_count = 0.0, 0
@@ -606,7 +652,10 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
                     break
             if n == n_total:
                 break
-            X = rng.standard_normal((B, T, d))
+            # drawn in float64 whatever the float type, so that both types of one seed see the same tokens
+            X = tokens.sample(rng, (B, T, d))
+            if cast_tokens:
+                X = X.astype(np.float32)
             batch_losses, grads = gradients(student, teacher, loss, X)
             batch_loss = float(np.mean(batch_losses))
             if n == 0:
@@ -626,6 +675,8 @@ def run_sgd(student: Student, teacher: FactoredMatrix, loss: MSELoss, T: int,
                     theta *= decay
                 theta -= lr * gr
 
+    if progress is not None:
+        progress(n_total, n_total)
     steps = np.asarray(extra.pop("n_steps"), dtype=np.int64)
     columns = {"n_steps": steps, "n_samples": steps * B, "t_fast": steps * lr}
     columns.update({name: np.asarray(values, dtype=float) for name, values in extra.items()})
@@ -641,7 +692,9 @@ class SGDRun:
     settings: SGDSettings
     seed: int
 
-    def run(self, *, progress_every: int = 0, backend=None) -> Trajectory:
+    def run(self, *, progress_every: int = 0, backend=None,
+            progress: Callable[[int, int], None] | None = None) -> Trajectory:
         student, teacher, data_rng = initial_problem(self.spec, self.seed)
         return run_sgd(student, teacher, self.spec.loss(), self.spec.T, self.settings, data_rng,
-                       progress_every=progress_every, backend=backend)
+                       progress_every=progress_every, backend=backend, tokens=self.spec.tokens,
+                       progress=progress)

@@ -10,6 +10,10 @@
 :mod:`~aimrepro.records.lineage`
     A result's lineage tree through the sidecars, and its verification
     (``aimrepro provenance [--check]``).
+:mod:`~aimrepro.records.diff`
+    Two result trees compared result by result (``aimrepro diff A B``).
+:mod:`~aimrepro.records.crate`
+    A Workflow Run RO-Crate of a lineage (``aimrepro provenance --crate``).
 :mod:`~aimrepro.records.logs`
     A step's log file.
 """

@@ -43,6 +43,25 @@ Sidecar fields (schema ``aimrepro.sidecar/1``)
     ``null`` where the platform has no ``resource`` module.
 ``diagnostics``
     Solver diagnostics (``converged``, ``iterations``, ``residual``, ...).
+``temporary``
+    True if the outputs are deleted by design once their consumers are done
+    (Snakemake ``temp()``: the datasets at the paper scale); the sidecar
+    stays, and a lineage check counts the absent file as deleted, not as
+    missing.  Absent (False) in sidecars written before this field.
+``reused_inputs``
+    ``{path: {"cache_entry", "host", "workdir", "commit", "ended"}}`` of the
+    data inputs that were made in another working directory and reused here,
+    typically taken from Snakemake's shared result cache (:func:`reuse_of`):
+    where each was computed, and the cache file it links to (``null`` when
+    it is not a link into the cache).  Empty when every input was made here.
+    Absent from sidecars written before it existed, which reads as empty.
+
+A result made elsewhere and reused (Snakemake's ``--cache``, docs/design.md
+"Shared result cache") is checked harder before use (:func:`verify_input`):
+besides its bytes against its sidecar, its sidecar must describe this very
+path, whose name carries every parameter, and every code file it records must
+have the same sha256 here, so a reused result was made by the code this
+working directory runs.
 
 Paths inside a sidecar are stored as given by the caller, normally relative
 to the workflow's working directory.
@@ -56,6 +75,7 @@ import json
 import math
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -74,6 +94,9 @@ SIDECAR_SCHEMA = "aimrepro.sidecar/1"
 #: Packages whose versions every sidecar records, where importable.
 _VERSIONED_PACKAGES = ("numpy", "scipy", "matplotlib", "snakemake")
 
+#: The name of a file in Snakemake's between-workflow cache: the job's provenance
+#: hash (64 hex digits), then the output's name and suffix (``<hash>_table.csv``).
+_CACHE_ENTRY_NAME = re.compile(r"[0-9a-f]{64}(?:_[^/]*)?")
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
@@ -227,6 +250,8 @@ def write_sidecar(
     config_hash: str | None = None,
     repo: PathLike | None = None,
     known_hashes: Mapping[str, str] | None = None,
+    temporary: bool = False,
+    reused_inputs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     """Write the provenance sidecar of a finished result, atomically.
 
@@ -263,6 +288,11 @@ def write_sidecar(
     known_hashes : mapping, optional
         ``{path: sha256}`` already computed for some ``inputs`` (by
         :func:`verify_input`), so large inputs are not read twice.
+    temporary : bool
+        The outputs will be deleted once used (recorded as ``temporary``).
+    reused_inputs : mapping, optional
+        ``{path: reuse record}`` (:func:`reuse_of`) of the inputs that were made
+        in another working directory; recorded as ``reused_inputs``.
 
     Returns
     -------
@@ -294,6 +324,8 @@ def write_sidecar(
         "inputs": {str(p): (known_hashes or {}).get(str(p)) or file_sha256(p) for p in inputs},
         "code": {str(p): file_sha256(p) for p in code},
         "diagnostics": _jsonable(dict(diagnostics)),
+        "temporary": bool(temporary),
+        "reused_inputs": _jsonable(dict(reused_inputs or {})),
         "aimrepro_version": aimrepro.__version__,
         # Where the imported package lives: the `code` hashes are of the
         # repository's files, which an installed copy elsewhere may not match.
@@ -332,18 +364,60 @@ class DamagedInputError(RuntimeError):
     """A result no longer matches its sidecar; the message is one line saying what to do."""
 
 
-def verify_input(path: PathLike) -> str:
+#: The directories the pipeline writes its results to, each with one subdirectory per scale
+#: (``results/quick``, ``figures/paper``); a file there is a result and must have a sidecar.
+RESULT_ROOTS = ("results", "figures")
+
+
+def repair_targets(path: PathLike) -> list[str]:
+    """What ``aimrepro provenance --check --repair`` must be given to repair ``path`` whatever uses it.
+
+    For a result of the pipeline (``results/SCALE/...``, a relative path, as the
+    jobs see their inputs) the result directories of its scale
+    (``results/SCALE figures/SCALE``): the repair then finds every file made
+    from ``path``, however far downstream (a directory that does not exist
+    holds nothing to repair).  Elsewhere, the file's own directory.
+    """
+    parts = Path(path).parts
+    if len(parts) >= 3 and parts[0] in RESULT_ROOTS:
+        return [f"{root}/{parts[1]}" for root in RESULT_ROOTS]
+    return [str(Path(path).parent)]
+
+
+def repair_command(targets) -> str:
+    """The one command that repairs ``targets``' lineages, then the rebuild (printed by every refusal)."""
+    return (f"aimrepro provenance --check --repair {' '.join(str(t) for t in targets)} "
+            f"&& snakemake")
+
+
+def verify_input(path: PathLike, *, workdir: PathLike | None = None) -> str:
     """Check a pipeline result against its sidecar before using it; return its sha256.
 
     A result whose bytes differ from the sha256 its own sidecar recorded was
     changed or damaged after it was made (a truncated table, a hand edit, a
-    half-copied file): a job must not draw from it.  A file without a
-    sidecar (a raw input) is only hashed.
+    half-copied file): a job must not draw from it.  Nor from a result (a
+    file under one of :data:`RESULT_ROOTS`) whose sidecar is gone: nothing
+    says how it was made.  A file without a sidecar elsewhere (a raw input)
+    is only hashed.  A result made in another working directory and reused
+    here (:func:`reuse_of`, e.g. from Snakemake's shared cache) must moreover
+    be described by its sidecar under this very path and have been made by
+    the code files this working directory has, byte for byte (their sha256
+    as the sidecar recorded them).
+
+    The refusal's remedy is one command that works whatever is downstream
+    (:func:`repair_command` on :func:`repair_targets`): the repair removes
+    the damaged file and every file made from it, which Snakemake then
+    rebuilds; deleting the damaged file alone would not do, since Snakemake
+    leaves an intermediate absent while what it feeds is up to date.  A
+    damaged input that links into the shared cache names its cache entries
+    too, to delete first (else the next run would take them again).
 
     Parameters
     ----------
     path : path
-        The input file.
+        The input file, relative to ``workdir`` as the workflow names it.
+    workdir : path, optional
+        The working directory of the job using it; default the current one.
 
     Returns
     -------
@@ -353,15 +427,21 @@ def verify_input(path: PathLike) -> str:
     Raises
     ------
     DamagedInputError
-        The file differs from its sidecar, or the sidecar is unreadable or
-        does not describe it.  One line naming the file and the remedy.
+        The file differs from its sidecar, the sidecar is unreadable or
+        does not describe it, or a reused result was made for another path
+        or by other code.  One line naming the file and the remedy.
     """
     path = Path(path)
-    digest = file_sha256(path)
-    side = sidecar_path(path)
+    workdir = Path(os.getcwd() if workdir is None else workdir)
+    digest = file_sha256(path if path.is_absolute() else workdir / path)
+    side = sidecar_path(path if path.is_absolute() else workdir / path)
+    shown = sidecar_path(path)  # as the workflow names it, in messages
+    remedy = _remedy(path, workdir)
     if not side.exists():
+        if path.parts and path.parts[0] in RESULT_ROOTS:
+            raise DamagedInputError(f"input {path}: its sidecar {shown} is missing (nothing says how "
+                                    f"it was made); {remedy}")
         return digest
-    remedy = f"delete {path} and rerun snakemake to rebuild it"
     try:
         record = read_sidecar(side)
     except (OSError, ValueError) as err:
@@ -374,7 +454,120 @@ def verify_input(path: PathLike) -> str:
         raise DamagedInputError(
             f"input {path} does not match its sidecar {side} (sha256 differs: changed or "
             f"damaged after it was made); {remedy}")
+    reuse = reuse_of(path, record, workdir=workdir)
+    if reuse is not None:
+        problem = _reuse_mismatch(path, record, workdir)
+        if problem is not None:
+            raise DamagedInputError(
+                f"input {path} was reused from {reuse['host']}:{reuse['workdir']} but {problem}; "
+                f"{remedy}")
     return digest
+
+
+def cache_entry(path: PathLike) -> str | None:
+    """The file of Snakemake's shared result cache that ``path`` links to, or None.
+
+    Snakemake's local output cache (``snakemake --cache``) moves a cached
+    job's outputs into ``$SNAKEMAKE_OUTPUT_CACHE`` under the job's provenance
+    hash and leaves a symbolic link in their place, in the run that stored
+    them as in every run that reuses them.  A cache behind a storage plugin
+    copies the file instead, which leaves no link to report.
+    """
+    path = Path(path)
+    if not path.is_symlink():
+        return None
+    target = Path(os.path.normpath(path.parent / os.readlink(path)))
+    return str(target) if _CACHE_ENTRY_NAME.match(target.name) else None
+
+
+def reuse_of(path: PathLike, record: Mapping[str, Any], *,
+             workdir: PathLike | None = None) -> dict[str, Any] | None:
+    """Where a result was made, if not in ``workdir``: the record a consumer keeps of a reuse.
+
+    A result whose sidecar names another working directory than ``workdir``
+    (default the current one) was computed elsewhere and reused here: taken
+    from Snakemake's shared cache, or copied.  A result computed here and
+    then stored into the cache is not a reuse.
+
+    Returns
+    -------
+    dict or None
+        ``{"cache_entry", "host", "workdir", "commit", "ended"}`` (see the
+        module docstring, ``reused_inputs``), or None if it was made here.
+    """
+    here = os.path.realpath(os.getcwd() if workdir is None else workdir)
+    made_in = record.get("workdir")
+    if not isinstance(made_in, str) or os.path.realpath(made_in) == here:
+        return None
+    full = Path(path) if Path(path).is_absolute() else Path(here) / path
+    git = record.get("git") if isinstance(record.get("git"), Mapping) else {}
+    return {"cache_entry": cache_entry(full), "host": record.get("host"), "workdir": made_in,
+            "commit": git.get("commit"), "ended": record.get("ended")}
+
+
+def reused_input(path: PathLike, *, workdir: PathLike | None = None) -> dict[str, Any] | None:
+    """:func:`reuse_of` an input file from its sidecar (None without a readable sidecar)."""
+    workdir = Path(os.getcwd() if workdir is None else workdir)
+    full = Path(path) if Path(path).is_absolute() else workdir / path
+    record, _ = _load_sidecar(sidecar_path(full)) if sidecar_path(full).exists() else (None, None)
+    return None if record is None else reuse_of(path, record, workdir=workdir)
+
+
+def _reuse_mismatch(path: Path, record: Mapping[str, Any], workdir: Path) -> str | None:
+    """Why a reused result does not belong here (another path, other code), or None."""
+    if not path.is_absolute():
+        described = [name for name in record["outputs"] if Path(name).name == path.name]
+        if not any(Path(name) == path or Path(name).is_absolute() for name in described):
+            return f"its sidecar describes {described[0]}, not {path}"
+    differing = []
+    for code, sha in record["code"].items():
+        here = Path(code) if Path(code).is_absolute() else workdir / code
+        if not here.is_file():
+            differing.append(f"{code} (absent here)")
+        elif _code_sha256(here) != sha:
+            differing.append(f"{code} (sha256 {sha[:12]} there, {_code_sha256(here)[:12]} here)")
+    if differing:
+        more = f" and {len(differing) - 1} more" if len(differing) > 1 else ""
+        return f"it was made by other code: {differing[0]}{more}"
+    return None
+
+
+#: sha256 of code files by (path, size, mtime): a job checking many reused inputs
+#: hashes each module once.
+_CODE_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def _code_sha256(path: Path) -> str:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _CODE_HASHES:
+        _CODE_HASHES[key] = file_sha256(path)
+    return _CODE_HASHES[key]
+
+
+def _remedy(path: Path, workdir: Path) -> str:
+    """What to do about a bad input: the repair command, after its shared-cache entries if it links to one."""
+    repair = repair_command(repair_targets(path))
+    entry = cache_entry(path if path.is_absolute() else workdir / path)
+    if entry is None:
+        return f"to rebuild it and what was made from it, run: {repair}"
+    stem = Path(entry).name[:64]
+    return (f"it links to the shared cache entry {entry}: delete the cache entries "
+            f"{Path(entry).parent}/{stem}_*, then run: {repair}")
+
+
+def flattened(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A sidecar's nested mapping (``params``, ``diagnostics``) as ``{dotted key: value}``.
+
+    >>> flattened({"wildcards": {"seed": "3"}, "lr": 0.1})
+    {'wildcards.seed': '3', 'lr': 0.1}
+    """
+    if isinstance(value, Mapping):
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(flattened(item, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: value}
 
 
 def _jsonable(value: Any) -> Any:
@@ -427,4 +620,6 @@ def _load_sidecar(side: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, "'outputs' is empty"
     if not isinstance(record.get("diagnostics", {}), (dict, type(None))):
         return None, "'diagnostics' is not a mapping"
+    if not isinstance(record.get("reused_inputs", {}), dict):
+        return None, "'reused_inputs' is not a mapping"
     return record, None

@@ -1,4 +1,4 @@
-"""GAMP-RIE for two attention layers (``docs/paper1.md`` §13.7).
+"""GAMP-RIE for two attention layers (``docs/paper1.md`` §14.7).
 
 The one-layer GAMP-RIE of ``paper1.amp`` (§5) with a 2×2 structure in layer
 space.  Both layers are measured by the same sensing matrices A_μ (z-scale), so
@@ -22,7 +22,7 @@ iteration (damping θ on the output messages and on the estimates, as ``amp``):
    Ĉ = the error matrix (``prior.error_matrix``).
 
 The Onsager matrix V^z = 2Ĉ is the divergence of this denoiser times the noise
-covariance to first order in Q̂₁₂ (§13.7).  Initialisation: Ŝ_ℓ = √ρ I, Ĉ = I,
+covariance to first order in Q̂₁₂ (§14.7).  Initialisation: Ŝ_ℓ = √ρ I, Ĉ = I,
 ḡ = 0.  Stopping: ``amp.StoppingRule`` on the summed change Σ_ℓ ‖ΔŜ_ℓ‖²/d and the
 summed predicted error Ĉ₁₁ + Ĉ₂₂.
 

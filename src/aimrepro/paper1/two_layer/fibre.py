@@ -1,6 +1,6 @@
 """The two-layer output channel at T = 2: the label as two numbers, and the posterior on its fibre.
 
-``docs/paper1.md`` §13.2–13.3.  With T = 2 tokens the centred indices of layer ℓ
+``docs/paper1.md`` §14.2–13.3.  With T = 2 tokens the centred indices of layer ℓ
 are a symmetric 2×2 array H_ℓ; only its row differences matter,
 
     d = (H₁,₁₁ − H₁,₁₂, H₁,₂₂ − H₁,₁₂)   (layer 1),    e = the same of H₂   (layer 2),
@@ -23,7 +23,7 @@ V₂|₁ = V₂₂ − V₁₂²/V₁₁, and the posterior of (d, e) given u is
 carried onto the fibre.  :func:`fibre_moments` returns log Z_out and the
 posterior mean and covariance of (d, e) per sample.
 
-Coordinates of the fibre (§13.3)
+Coordinates of the fibre (§14.3)
 --------------------------------
 The integrand is singular where κ → 0 (there e = K⁻¹u blows up like 1/κ²);
 for c < 1 the line κ = 0 cuts the d-plane in two, and for c ≤ 1 its neighbourhood
@@ -48,7 +48,7 @@ In these coordinates the posterior of each branch is a single blob; it is
 integrated by a Gauss–Hermite product rule on its Laplace approximation
 (mode by Newton steps with finite-difference derivatives, covariance the
 inverse Hessian inflated by :attr:`FibreRule.inflation`).  Accuracy (measured
-against dense tensor grids, docs/paper1.md §13.3): posterior moments to ~1e−3
+against dense tensor grids, docs/paper1.md §14.3): posterior moments to ~1e−3
 with 20 nodes per axis for broad, two-branch posteriors (c = 0, V ~ 1), to
 ~1e−6 for narrow ones; the Fisher averages built from them to ~2e−3.
 
@@ -321,7 +321,7 @@ def _to_branch_coordinates(d, c, branch):
 
 @dataclass(frozen=True)
 class FibreRule:
-    """Quadrature settings of :func:`fibre_moments` (docs/paper1.md §13.3).
+    """Quadrature settings of :func:`fibre_moments` (docs/paper1.md §14.3).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""The two-layer channel's 2×2 Fisher information: estimate, V → 0 limit and table (``docs/paper1.md`` §13.4, §13.6).
+"""The two-layer channel's 2×2 Fisher information: estimate, V → 0 limit and table (``docs/paper1.md`` §14.4, §14.6).
 
 At the state-evolution point with layer covariance V (2×2, the MMSE matrix) the
 teacher's index differences and the estimate's mean are jointly Gaussian:
@@ -23,7 +23,7 @@ with the posterior covariance from :func:`fibre.fibre_moments` (3–25 times les
 variance than |E δ|², measured); the outer average over (m, d, e) ∈ R⁸ is
 randomised quasi-Monte Carlo (scrambled Sobol points mapped to normals), with
 independent scrambles as replicates: their spread is the standard error, and a
-state evolution solved per replicate carries it to the MMSE (§13.6).
+state evolution solved per replicate carries it to the MMSE (§14.6).
 
 V → 0 (:func:`tangent_limit`): the posterior becomes the Gaussian prior restricted
 to the tangent plane of the fibre at the teacher, so in whitened coordinates the
@@ -33,7 +33,7 @@ posterior covariance is the projector on the null space of A = [√r ∂u/∂d L
     F₁₁⁰ = tr P_dd,   F₂₂⁰ = tr P_ee,   F₁₂⁰ = tr P_de,   P = Aᵀ(AAᵀ)⁻¹A,
 
 a function of r alone with F₁₁⁰ + F₂₂⁰ = 2 exactly: the two noiseless numbers of a
-sample are shared between the layers (§13.5).  With V₁₂ ≠ 0 the same argument in
+sample are shared between the layers (§14.5).  With V₁₂ ≠ 0 the same argument in
 the coordinates whitened by V gives tr F = 2.
 
 Table (:func:`fisher_table`): Chebyshev–Lobatto nodes in log V₁, log V₂ on
@@ -82,7 +82,7 @@ TABLE_DEFAULTS = {"nodes": 9, "v_min": 1e-4, "log2_samples": 11, "replicates": 4
 
 
 def prior_overlap(rho: float) -> np.ndarray:
-    """Q0 = lim Tr(S_a S_b)/d = [[1 + ρ, ρ], [ρ, 1 + ρ]]: the layers share the prior mean √ρ I (§13.1)."""
+    """Q0 = lim Tr(S_a S_b)/d = [[1 + ρ, ρ], [ρ, 1 + ρ]]: the layers share the prior mean √ρ I (§14.1)."""
     return np.array([[1.0 + rho, rho], [rho, 1.0 + rho]])
 
 
@@ -365,7 +365,7 @@ class FisherInterpolant:
     Inside [v_min, 1]² a tensor barycentric interpolant in log V; below v_min the
     V → 0 limit F⁰(V₁/V₂) plus the correction F − F⁰ at the nearest table point,
     scaled by the posterior-width proxy h = V₁V₂/(V₁ + V₂) (the correction
-    vanishes linearly in V, measured, §13.6), and the cross slope of that point
+    vanishes linearly in V, measured, §14.6), and the cross slope of that point
     (F⁰ is the limit at corr = 0; the slope keeps the cross term's stabilising
     2 corr of F₁₂ there).  ``__call__`` returns (F₁₁, F₂₂, F₁₂)
     and whether the point lay outside the table.

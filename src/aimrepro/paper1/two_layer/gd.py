@@ -1,6 +1,6 @@
-"""Full-batch gradient descent (Adam) on the two-layer tied student (``docs/paper1.md`` §13.8).
+"""Full-batch gradient descent (Adam) on the two-layer tied student (``docs/paper1.md`` §14.8).
 
-The student has the teacher's architecture (§13.1): two tied factors W₁, W₂ of
+The student has the teacher's architecture (§14.1): two tied factors W₁, W₂ of
 the teacher's width r, S_ℓ = W_ℓW_ℓᵀ/√(r d), centred indices H_ℓ, attention
 A = c I + softmax(H₁) and output ŷ = softmax(A H₂ Aᵀ), trained on the loss of
 paper 1's experiment (§6)

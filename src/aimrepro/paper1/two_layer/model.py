@@ -1,4 +1,4 @@
-"""The two-layer attention-indexed model and its datasets (``docs/paper1.md`` §13.1).
+"""The two-layer attention-indexed model and its datasets (``docs/paper1.md`` §14.1).
 
 Paper 1 writes a deep attention network as X_ℓ = [c I + σ(X_{ℓ−1} S_ℓ X_{ℓ−1}ᵀ/√d)] X_{ℓ−1}
 (σ the row softmax, c the skip strength).  Read literally the indices are not

@@ -1,4 +1,4 @@
-"""The prior channel of the pair (S₁, S₂): coupled denoising under a 2×2 noise precision (``docs/paper1.md`` §13.4).
+"""The prior channel of the pair (S₁, S₂): coupled denoising under a 2×2 noise precision (``docs/paper1.md`` §14.4).
 
 At the replica-symmetric fixed point each layer's matrix is seen through a
 Gaussian channel, and the two channels are coupled: (S₁, S₂) is observed with
@@ -27,7 +27,7 @@ As Δ → 0, C → Δ × (projector on the tangent space of rank D(ρ)), so s �
 s/m² → 1/D; as Δ → ∞, s/m² → 1.  The second order matters at the threshold:
 there the V → 0 fixed point has κ² = Q̂₁₂²/(Q̂₁₁Q̂₂₂) of a few 1e−3, and without it
 the zero-error point would appear at α = (D − corr²)/2, below the counting bound
-D/2; with it the bound is met to O(κ⁴) (§13.5).
+D/2; with it the bound is met to O(κ⁴) (§14.5).
 
 GAMP-RIE (:func:`coupled_denoiser`) uses the first-order Bayes estimator: the
 noise of layer 1 conditioned on that of layer 2 has mean −(Q̂₁₂/Q̂₁₁)N₂ and
@@ -43,7 +43,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from aimrepro.paper1 import spectra
-from aimrepro.paper1.state_evolution import _mmse_any
+from aimrepro.paper1.state_evolution import mmse_any
 
 __all__ = ["coupled_denoiser", "error_matrix", "jacobian_second_moment", "mmse", "MMSE_KNOTS", "SECOND_MOMENT_KNOTS"]
 
@@ -69,10 +69,10 @@ def _mmse_spline(rho: float) -> CubicSpline:
 
 
 def mmse(delta: float, rho: float) -> float:
-    """mmse(Δ; ρ): a spline inside the quadrature's range, the asymptotic forms outside (``_mmse_any``)."""
+    """mmse(Δ; ρ): a spline inside the quadrature's range, the asymptotic forms outside (``mmse_any``)."""
     if spectra.DELTA_MIN <= delta <= spectra.DELTA_MAX:
         return float(delta * math.exp(float(_mmse_spline(rho)(math.log(delta)))))
-    return float(_mmse_any(np.array([delta]), rho)[0])
+    return float(mmse_any(np.array([delta]), rho)[0])
 
 
 def _divided_difference_moments(delta: float, rho: float, nodes: int) -> tuple[float, float]:

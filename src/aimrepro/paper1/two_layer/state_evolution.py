@@ -1,7 +1,7 @@
-"""State evolution of two attention layers: the replica-symmetric fixed point with a 2×2 overlap (``docs/paper1.md`` §13.4–13.6).
+"""State evolution of two attention layers: the replica-symmetric fixed point with a 2×2 overlap (``docs/paper1.md`` §14.4–13.6).
 
 Order parameters: the MMSE matrix V = Q0 − Q of (S₁, S₂) (V_ℓℓ = MMSE_ℓ, V₁₂ the
-cross error) and the conjugate Q̂.  The fixed point (§13.4) is
+cross error) and the conjugate Q̂.  The fixed point (§14.4) is
 
     Q̂ = 2α V^{−1/2} F(V) V^{−1/2}       (output channel: F the whitened Fisher matrix, ``fisher``),
     V = M(Q̂):  V₁₁ = m₁ + Q̂₁₂² s₁ m₂,  V₂₂ = m₂ + Q̂₁₂² s₂ m₁,  V₁₂ = −Q̂₁₂ m₁ m₂   (prior channel),
@@ -9,7 +9,7 @@ cross error) and the conjugate Q̂.  The fixed point (§13.4) is
 with m_ℓ = mmse(1/Q̂_ℓℓ; ρ) the one-layer RIE error and s_ℓ the second moment of
 its posterior covariance (``prior``): the Bayes-optimal error of the *pair*
 (S₁, S₂) under the noise precision Q̂, exact to second order in the cross
-precision (§13.4).  The neglected terms are O(κ⁴) relative, κ² = Q̂₁₂²/(Q̂₁₁Q̂₂₂)
+precision (§14.4).  The neglected terms are O(κ⁴) relative, κ² = Q̂₁₂²/(Q̂₁₁Q̂₂₂)
 (reported per point as ``kappa2``: below 1e−2 at every fixed point computed here).
 The cross term enters through corr = V₁₂/√(V₁₁V₂₂) in F (the table's slope) and in V⁻¹.
 
@@ -18,7 +18,7 @@ the uninformative point V = I, corr = 0 (MMSE₁ = MMSE₂ = 1), which selects t
 branch the published one-layer curves follow, then the fixed point is polished
 by a root finder (``scipy.optimize.root``, hybrid Powell) from the last iterate;
 near the threshold the iteration slows down critically, the root does not.
-Perfect recovery (V → 0 along a ray, §13.5) is recognised when the iterates
+Perfect recovery (V → 0 along a ray, §14.5) is recognised when the iterates
 fall below :data:`V_PERFECT` with a contraction per step.  Each point reports
 its iterations, residual and a converged flag.
 
@@ -26,7 +26,7 @@ Errors: a curve is solved once per replicate table of ``fisher.FisherTable``;
 the spread of the replicates over √R is the standard error of each MMSE
 (the Monte-Carlo noise of the table carried through the fixed point).
 
-Limits (§13.5), closed forms used by tests and claims:
+Limits (§14.5), closed forms used by tests and claims:
 
 * threshold: zero error is stable from α = D(ρ)/2 on (T = 2), twice the one-layer
   D(ρ)/4, for every skip c (F₁⁰ + F₂⁰ = 2);
@@ -73,12 +73,12 @@ def one_layer_threshold(rho: float) -> float:
 
 
 def two_layer_threshold(rho: float) -> float:
-    """Perfect recovery of two layers at T = 2: α = D(ρ)/2, two numbers per sample for both layers (§13.5)."""
+    """Perfect recovery of two layers at T = 2: α = D(ρ)/2, two numbers per sample for both layers (§14.5)."""
     return 2.0 * one_layer_threshold(rho)
 
 
 def large_skip_limit(alphas, rho: float) -> tuple[np.ndarray, np.ndarray]:
-    """(MMSE₁, MMSE₂) as c → ∞ (§13.5): layer 2 is the one-layer softmax; layer 1 starts at D/4 and
+    """(MMSE₁, MMSE₂) as c → ∞ (§14.5): layer 2 is the one-layer softmax; layer 1 starts at D/4 and
     learns with the measurements layer 2 no longer needs, m(α − D/4)."""
     alphas = _check_alpha(np.atleast_1d(alphas))
     rho = _check_rho(rho)
@@ -259,7 +259,7 @@ def two_layer_curve(table: FisherTable, alphas, *, tol: float = TOLERANCE) -> di
     diagnostics are those of the mean table; ``converged`` requires every
     replicate to converge; ``iterations`` and ``residual`` are the worst over
     replicates; ``mmse*_diagonal`` solve the same SE with the cross term dropped
-    (the evidence of §13.4).  Time O(R · len(alphas)) fixed points (~0.1–1 s each).
+    (the evidence of §14.4).  Time O(R · len(alphas)) fixed points (~0.1–1 s each).
     """
     alphas = _check_alpha(np.atleast_1d(np.asarray(alphas, dtype=float)))
     rho = table.rho
@@ -301,7 +301,7 @@ def two_layer_curve(table: FisherTable, alphas, *, tol: float = TOLERANCE) -> di
 
 def threshold_estimate(rho: float, skip: float, *, v: float = 1e-4, log2_samples: int = 11, replicates: int = 4,
                        seed: int = 0, rule=None) -> dict:
-    """The perfect-recovery threshold measured on the fibre integral itself (§13.5).
+    """The perfect-recovery threshold measured on the fibre integral itself (§14.5).
 
     Near V = 0 the fixed-point map is homogeneous: V_ℓ ↦ D V_ℓ/(2α F_ℓ(r)), r =
     V₁₁/V₂₂, so zero error becomes stable where both layers contract at the

@@ -1,0 +1,182 @@
+"""Beyond the papers: paper 2's weak recovery with tokens that are not Gaussian (``docs/paper2.md`` §10).
+
+Figure S3's problem (one token, h₂, tied W and direct S, per-sample rate
+η/(d ln d)) with the token law changed; per replicate the SGD run and two
+flows from its initial state: the Gaussian population flow (the paper's
+prediction) and the flow of the law's population loss (ours: Φ at
+q + (κ₄/2) D).  Rows, per parametrisation and law:
+
+``p2-tokens-<param>-<link>-<law>-gaussian-flow``
+    SGD on the law's tokens crosses the weak-recovery threshold when the
+    Gaussian flow does: the gap T_wr(SGD) − T_wr(Gaussian flow) as a finite-size
+    trend (as the Figure S3 rows ``p2-s3-sgd-follows-flow-*``: tolerance 10 % of
+    the flow's T_wr at the largest d).  A run that does not cross by its end
+    counts at its end, a lower bound of its T_wr.  A gap beyond the tolerance
+    by more than two errors of the mean at every d, and not shrinking from the
+    smallest to the largest d, is a deviation of order one and fails the row
+    without a fit (the only judgement possible with lower bounds).  When SGD
+    blows up before crossing on half the runs of the largest d or more, the row
+    fails (SGD follows no flow); rarer blow-ups are left out and counted.
+``p2-tokens-<param>-<link>-<law>-law-flow``
+    the same against the law's flow; informational when SGD diverges (the
+    law's flow needs E x⁴ < ∞, SGD's loss E x⁸).
+
+Where the flow compared is trapped at the uninformative start (h₂: both
+flows of direct S, and the law's flow of tied W with κ₄ = −2), its escape at
+finite d is driven by fluctuations it does not carry, as for the direct rows
+of Figure S3: only the trend judges, never the order-one rule.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from aimrepro.claims.table import FAIL, INFORMATIONAL, ClaimRow, claim_row
+from aimrepro.claims.trends import fit_finite_size, judge_trend, mean_and_sem
+from aimrepro.model import TokenLaw
+
+__all__ = ["FLOW_TWR_REL_TOL", "paper2_token_laws_claims"]
+
+#: Tolerance of a gap, relative to the reference flow's mean T_wr at the largest d (the Figure S3 rows').
+FLOW_TWR_REL_TOL = 0.1
+
+_row = functools.partial(claim_row, "paper2")
+_SECTION = "§10 (beyond the papers), §5.1–5.2"
+
+
+def _gaps(summaries: Sequence[Mapping], flow: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Gaps T_wr(SGD) − T_wr(flow) of the replicates where both cross; lower bounds where only the flow does."""
+    crossed, bounds, missing = [], [], 0
+    for s in summaries:
+        flow_time = s[f"{flow}_t_wr"]
+        if not math.isfinite(flow_time):
+            missing += 1
+        elif math.isfinite(s["sgd_t_wr"]):
+            crossed.append(s["sgd_t_wr"] - flow_time)
+        else:
+            bounds.append(s["sgd_end"] - flow_time)
+    return np.array(crossed), np.array(bounds), missing
+
+
+def _flow_times(summaries: Sequence[Mapping], flow: str) -> str:
+    times = [s[f"{flow}_t_wr"] for s in summaries]
+    finite = [t for t in times if math.isfinite(t)]
+    text = f"{np.mean(finite):.3f}" if finite else "none"
+    return text + (f" ({len(times) - len(finite)} of {len(times)} not crossing)" if len(finite) < len(times) else "")
+
+
+def _trapped(param: str, link: str, flow: str, law: TokenLaw) -> bool:
+    """The flow keeps the uninformative start (h2, §10): direct S (either flow), tied W's law flow for κ₄ = −2."""
+    return link == "h2" and (param == "direct" or (flow == "law_flow" and law.excess_kurtosis <= -2.0 + 1e-12))
+
+
+def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Mapping]], threshold: float,
+              tolerance: float) -> list[ClaimRow]:
+    law = TokenLaw.parse(token)
+    dims = sorted(runs)
+    rows = []
+    # a run that blew up after crossing has a valid T_wr; one that blew up before has none
+    blown = {d: [s for s in runs[d] if s["blew_up"] and not math.isfinite(s["sgd_t_wr"])] for d in dims}
+    where = ", ".join(f"d={d}: {len(v)} of {len(runs[d])} (first at t = {min(s['t_blowup'] for s in v):.3g})"
+                      for d, v in blown.items() if v)
+    # SGD does not follow any flow when it blows up on half the runs of the largest d; rarer blow-ups
+    # (the largest per-sample rate is at the smallest d) leave the other runs to be judged
+    diverges = 2 * len(blown[dims[-1]]) >= len(runs[dims[-1]])
+    if not diverges:
+        runs = {d: [s for s in runs[d] if s not in blown[d]] for d in dims}
+    unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
+    for flow, words in (("gaussian_flow", "the Gaussian population flow (the paper's theory)"),
+                        ("law_flow", f"the flow of the law's population loss, kappa4 = {law.excess_kurtosis:g} "
+                                     f"(ours)")):
+        row = functools.partial(
+            _row, id=f"p2-tokens-{param}-{link}-{token}-{flow.replace('_', '-')}", section=_SECTION,
+            claim=(f"{param}, {link}, {token} tokens: SGD crosses |p12|/p22 >= {threshold:g} when {words}, "
+                   f"same initial state, does, as d grows"), expected=0.0)
+        times = "; ".join(f"d={d}: {_flow_times(runs[d], flow)}" for d in dims)
+        largest = [s[f"{flow}_t_wr"] for s in runs[dims[-1]] if math.isfinite(s[f"{flow}_t_wr"])]
+        scale = tolerance * float(np.mean(largest)) if largest else math.nan
+        tolerance_text = (f"|e∞| <= {tolerance:g} T_wr(flow, d = {dims[-1]}) = {scale:.3g} + 2 s.e., 1/d form "
+                          f"consistent" if largest else f"{tolerance:g} T_wr(flow) (the flow does not cross)")
+        if diverges:
+            reason = (f"SGD blows up before weak recovery: {where}"
+                      + ("; the expected h2 loss is finite only if E x^8 < inf, and this law has E x^8 = inf"
+                         if law.name == "student_t" and law.dof <= 8 else ""))
+            if flow == "gaussian_flow":
+                rows.append(row(measured="SGD blew up", tolerance=tolerance_text, verdict=FAIL,
+                                note=f"{reason}; flow T_wr {times}"))
+            else:
+                rows.append(row(measured="SGD blew up", tolerance=tolerance_text, verdict=INFORMATIONAL,
+                                note=f"{reason}; the law's flow (which needs only E x^4 < inf) describes no run; "
+                                     f"flow T_wr {times}"))
+            continue
+        per_d, bounds, missing = {}, {}, {}
+        for d in dims:
+            per_d[d], bounds[d], missing[d] = _gaps(runs[d], flow)
+        counts = "; ".join(f"d={d}: {per_d[d].size} crossed, {bounds[d].size} not by their end, "
+                           f"{missing[d]} flows not crossing" for d in dims)
+        if where:
+            counts += f"; left out, blown up before crossing: {where}"
+        trapped = _trapped(param, link, flow, law)
+        if trapped:
+            counts += ("; the flow is trapped at the uninformative start (§10): its escape at finite d, "
+                       "and SGD's, are set by fluctuations (the initial overlap, SGD's noise) that one flow "
+                       "from one initial state does not carry, so only a trend in d can judge it")
+        censored = any(bounds[d].size for d in dims)
+        gaps = {d: mean_and_sem(np.concatenate([per_d[d], bounds[d]])) for d in dims}
+        if (len(dims) >= 2 and math.isfinite(scale) and not trapped
+                and all(n >= 2 and math.isfinite(se) for _, se, n in gaps.values())):
+            first, last = gaps[dims[0]], gaps[dims[-1]]
+            above = all(m - 2 * se > scale for m, se, _ in gaps.values())
+            below = not censored and all(m + 2 * se < -scale for m, se, _ in gaps.values())
+            shrinking = abs(last[0]) < abs(first[0]) - 2 * math.hypot(first[1], last[1])
+            if (above or below) and not shrinking:
+                rows.append(row(
+                    measured=last[0], tolerance=tolerance_text, verdict=FAIL,
+                    note=(f"T_wr(SGD) − T_wr(flow) per replicate ({unit}"
+                          + ("; a run not crossing counts at its end, a lower bound" if censored else "")
+                          + "), mean ± error of the mean: "
+                          + "; ".join(f"d = {d}: {'>= ' if bounds[d].size else ''}{m:+.3f} ± {se:.2g}"
+                                      for d, (m, se, _) in gaps.items())
+                          + f"; beyond the tolerance by more than two errors at every d and not shrinking: "
+                            f"a deviation of order one; {counts}; flow T_wr {times}")))
+                continue
+        usable = {d: v for d, v in per_d.items() if v.size >= 2 and np.std(v) > 0}
+        if len(usable) < 2 or not math.isfinite(scale) or censored:
+            rows.append(row(measured="too few crossings", tolerance=tolerance_text, verdict=INFORMATIONAL,
+                            note=f"not every replicate of two sizes or more crosses with its flow within the "
+                                 f"horizons (a longer horizon is needed): {counts}; flow T_wr {times}"))
+            continue
+        trend = fit_finite_size(list(usable), [float(v.mean()) for v in usable.values()],
+                                [float(v.std(ddof=1) / math.sqrt(v.size)) for v in usable.values()],
+                                [v.size for v in usable.values()])
+        rows.append(row(measured=trend.limit, tolerance=tolerance_text, **judge_trend(
+            trend, scale, trend.consistent and trend.within(scale),
+            f"T_wr(SGD) − T_wr(flow) per replicate ({unit}), mean ± error of the mean: {trend.per_d_text()}; "
+            f"{trend.fit_text()}; {counts}; flow T_wr {times}")))
+    return rows
+
+
+def paper2_token_laws_claims(runs: Mapping[tuple[str, str, str, int], Sequence[Mapping]], *, threshold: float,
+                             tolerance: float = FLOW_TWR_REL_TOL) -> list[ClaimRow]:
+    """All token-law rows of paper 2 (module notes).
+
+    Parameters
+    ----------
+    runs : {(param, link, law token, d): per replicate ``analysis.law_run_summary`` dicts};
+        Gaussian entries are ignored (their rows are Figure S3's)
+    threshold : the weak-recovery threshold on |p12|/p22 the summaries used
+    tolerance : the relative tolerance of a gap (:data:`FLOW_TWR_REL_TOL`)
+    """
+    grouped: dict[tuple[str, str, str], dict[int, Sequence[Mapping]]] = {}
+    for (param, link, token, d), summaries in runs.items():
+        if TokenLaw.parse(token).is_gaussian or not summaries:
+            continue
+        grouped.setdefault((param, link, token), {})[int(d)] = summaries
+    rows = []
+    for (param, link, token), per_d in sorted(grouped.items()):
+        rows += _rows_for(param, link, token, per_d, threshold, tolerance)
+    return rows

@@ -1,0 +1,88 @@
+"""Our figure (beyond paper 2): weak recovery with tokens that are not Gaussian (``docs/paper2.md`` §10).
+
+Figure S3's problem (one token, h₂, per-sample rate η/(d ln d)) at one d:
+left tied W, right direct S.  Per law, the overlap |p12|/p22 of each SGD
+replicate (thin solid lines, measured) and the flow of the law's population
+loss from the same initial state (dashed, our theory); in black dotted the
+Gaussian population flow (the paper's theory) of the same replicates; the
+grey line is the weak-recovery threshold.  A run that blew up or ran away
+(``analysis.runaway_time``) is drawn up to there and ends in a cross.  Drawing only: the trajectories come from the workflow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from aimrepro.figures.paper1_token_laws import law_colour, law_label
+from aimrepro.figures.style import LIMIT_COLOUR, annotate_unconverged, figure_style, new_figure
+from aimrepro.model import TokenLaw
+from aimrepro.paper2.analysis import runaway_time
+from aimrepro.paper2.trajectory import Trajectory
+
+__all__ = ["PARAMS", "draw_token_laws_dynamics"]
+
+#: Panels, left to right.
+PARAMS = ("tied", "direct")
+
+
+def _overlap(run: Trajectory) -> np.ndarray:
+    return np.abs(run.overlap_ratio)
+
+
+def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]],
+                             law_flows: Mapping[tuple[str, str], Sequence[Trajectory]],
+                             gaussian_flows: Mapping[str, Sequence[Trajectory]], *, dims: Mapping[str, int],
+                             threshold: float) -> Figure:
+    """Draw the figure (module notes).
+
+    Parameters
+    ----------
+    sgd : {(param, law token): SGD replicates at ``d``} (Gaussian tokens may be among them)
+    law_flows : {(param, law token): the law's flows from the same initial states}
+    gaussian_flows : {param: the Gaussian flows of the same replicates}
+    dims : {param: the dimension drawn} (for the titles); threshold : |p12|/p22 of weak recovery
+    """
+    with figure_style():
+        fig, axes = new_figure()
+        notes, laws = [], []
+        for ax, param in zip(axes, PARAMS):
+            horizon = 0.0
+            for flow in gaussian_flows.get(param, ()):
+                ax.plot(flow.t_ode, _overlap(flow), color=LIMIT_COLOUR, linestyle=":", linewidth=0.9)
+                horizon = max(horizon, float(flow.t_ode[-1]))
+            for (p, token), runs in sorted(sgd.items()):
+                if p != param:
+                    continue
+                laws.append(token)
+                colour = law_colour(token)
+                blown = 0
+                for run in runs:
+                    away = runaway_time(run)
+                    keep = run.t_ode < away if np.isfinite(away) else np.ones(len(run), dtype=bool)
+                    if keep.any():
+                        ax.plot(run.t_ode[keep], _overlap(run)[keep], color=colour, linewidth=0.6, alpha=0.8)
+                        horizon = max(horizon, float(run.t_ode[keep][-1]))
+                    if np.isfinite(away):
+                        blown += 1
+                        last = min(1.0, _overlap(run)[keep][-1]) if keep.any() else 0.0
+                        ax.plot([away], [last], marker="x", color=colour, markersize=4, linestyle="none")
+                if blown:
+                    notes.append(f"{param}, {law_label(token)}: {blown} of {len(runs)} SGD runs blew up or ran away")
+                for flow in law_flows.get((param, token), ()):
+                    if not TokenLaw.parse(token).is_gaussian:
+                        ax.plot(flow.t_ode, _overlap(flow), color=colour, linestyle="--", linewidth=0.9)
+            ax.axhline(threshold, color="0.6", linewidth=0.6)
+            ax.set(xlim=(0.0, horizon or 1.0), ylim=(0.0, 1.05), xlabel="t = αn/d" if param == "direct" else "t = 4αn/d",
+                   title=f"{param}, h2, one token, d = {dims.get(param, '?')}")
+        axes[0].set_ylabel(r"overlap $|p_{12}|/p_{22}$")
+        handles = [Line2D([], [], color=law_colour(t), label=law_label(t)) for t in dict.fromkeys(laws)]
+        handles += [Line2D([], [], color="0.3", linewidth=0.6, label="SGD (measured)"),
+                    Line2D([], [], color="0.3", linestyle="--", label="flow of the law's loss (ours)"),
+                    Line2D([], [], color=LIMIT_COLOUR, linestyle=":", label="Gaussian flow (paper's theory)")]
+        axes[1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False, fontsize=6)
+        annotate_unconverged(fig, 0, extra=notes)
+    return fig

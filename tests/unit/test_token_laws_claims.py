@@ -1,0 +1,222 @@
+"""Token-law claims and figures (docs/paper1.md §13, docs/paper2.md §10) on hand-made tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from aimrepro.claims.paper1_token_laws import paper1_token_laws_claims
+from aimrepro.claims.paper2_token_laws import paper2_token_laws_claims
+from aimrepro.figures.paper1_token_laws import draw_token_laws_figure, marker_point
+from aimrepro.figures.paper2_token_laws import draw_token_laws_dynamics
+from aimrepro.model import TokenLaw
+from aimrepro.paper1.channels import Hardmax2
+from aimrepro.paper1.state_evolution import solve_se
+from aimrepro.paper1.token_laws import law_se
+from aimrepro.paper2.trajectory import ORDER_NAMES, Trajectory
+
+LAWS = ["gaussian", "rademacher", "sparse_p0.5", "student_t_nu5"]
+HARDMAX = dict(name="hm", channel="hardmax", T=2, rho=1.0, alpha=0.6, laws=LAWS, dims=[50, 100, 200])
+SOFTMAX = dict(name="sm", channel="softmax", T=2, rho=0.5, alpha=0.075, beta=1.0, laws=LAWS, dims=[50, 100, 200])
+
+
+def amp_table(errors, statuses=None):
+    n = len(errors)
+    return {"replicate": np.arange(n), "error": np.asarray(errors, float), "C_hat": np.full(n, 0.3),
+            "iterations": np.full(n, 50), "converged": np.ones(n, bool),
+            "status": np.array(statuses or ["converged"] * n)}
+
+
+def tables_for(point, shift_of, *, spread=0.01, paired_noise=0.002, n=8, broken=None):
+    """Gaussian errors with a seed spread; each law = Gaussian + its shift + small paired noise (shrinking like 1/d)."""
+    rng = np.random.default_rng(1)
+    out = {}
+    for d in point["dims"]:
+        base = 0.3 + spread * rng.standard_normal(n)
+        out[("gaussian", d)] = amp_table(base)
+        for token in point["laws"][1:]:
+            errors = base + shift_of.get(token, 0.0) + 0.5 / d + paired_noise * rng.standard_normal(n)
+            statuses = None
+            if broken and broken[0] == token and d == broken[1]:
+                statuses = ["converged"] * (n - 1) + ["diverged"]
+            out[(token, d)] = amp_table(errors, statuses)
+    return out
+
+
+def shifts(point):
+    gaussian = solve_se(Hardmax2(), point["alpha"], point["rho"]).mmse
+    return {t: law_se(Hardmax2(), point["alpha"], point["rho"], TokenLaw.parse(t)).mmse - gaussian for t in LAWS[1:]}
+
+
+def by_id(rows):
+    return {row.id: row for row in rows}
+
+
+def test_hardmax_rows_fail_the_gaussian_se_and_pass_the_law_se():
+    shift = shifts(HARDMAX)
+    theory = {"law": np.array([t for t in LAWS[1:] for _ in range(3)]), "d": np.array([50, 100, 200] * 3),
+              "shift": np.array([shift[t] for t in LAWS[1:] for _ in range(3)]), "shift_se": np.full(9, 0.001)}
+    rows = by_id(paper1_token_laws_claims([HARDMAX], [tables_for(HARDMAX, shift)], [theory]))
+    for token in ("rademacher", "sparse_p0.5"):
+        assert rows[f"p1-tokens-amp-hm-{token}-gaussian-se"].verdict == "FAIL"
+        note = rows[f"p1-tokens-amp-hm-{token}-gaussian-se"].note
+        assert "beyond the tolerance" in note and "from the smallest to the largest d" in note
+        law_row = rows[f"p1-tokens-amp-hm-{token}-law-se"]
+        assert law_row.verdict == "pass" and law_row.expected == pytest.approx(shift[token])
+        assert rows[f"p1-tokens-amp-hm-{token}-law-se-finite-d"].verdict == "pass"
+    # E x^6 = inf: the d -> infinity row is not judged on a 1/d trend
+    heavy = rows["p1-tokens-amp-hm-student_t_nu5-law-se"]
+    assert heavy.verdict == "informational" and "E x^6 = inf" in heavy.note
+    assert "p1-tokens-amp-hm-gaussian-gaussian-se" not in rows
+
+
+def test_softmax_rows_pass_with_zero_shift_and_have_no_law_se_row():
+    rows = by_id(paper1_token_laws_claims([SOFTMAX], [tables_for(SOFTMAX, {})]))
+    assert {r.verdict for r in rows.values()} == {"pass"}
+    assert set(rows) == {f"p1-tokens-amp-sm-{t}-gaussian-se" for t in LAWS[1:]}
+
+
+def test_a_breakdown_fails_the_row_whatever_the_usable_runs_say():
+    rows = by_id(paper1_token_laws_claims([SOFTMAX], [tables_for(SOFTMAX, {}, broken=("student_t_nu5", 100))]))
+    row = rows["p1-tokens-amp-sm-student_t_nu5-gaussian-se"]
+    assert row.verdict == "FAIL" and "breaks down" in row.note and "d=100: 1 of 8" in row.note
+
+
+def test_a_noisy_trend_is_informational_and_missing_sizes_are_said():
+    rows = by_id(paper1_token_laws_claims([SOFTMAX], [tables_for(SOFTMAX, {}, paired_noise=0.2)]))
+    assert rows["p1-tokens-amp-sm-rademacher-gaussian-se"].verdict == "informational"
+    assert "not decisive" in rows["p1-tokens-amp-sm-rademacher-gaussian-se"].note
+    empty = by_id(paper1_token_laws_claims([SOFTMAX], [{}]))
+    assert empty["p1-tokens-amp-sm-sparse_p0.5-gaussian-se"].measured == "not measured at this scale"
+    with pytest.raises(ValueError, match="one entry per point"):
+        paper1_token_laws_claims([SOFTMAX], [])
+
+
+def test_gd_rows():
+    point = dict(T=4, rho=0.5, alpha=0.153 / 18, alphaT=0.153, beta=1.0, inits=32, laws=LAWS, dims=[50, 75, 100])
+    rng = np.random.default_rng(3)
+    tables = {}
+    for d in point["dims"]:
+        base = 0.9 + 0.1 * rng.standard_normal(6)
+        for token in LAWS:
+            tables[(token, d)] = {"replicate": np.arange(6), "averaged_error": base + 0.004 * rng.standard_normal(6),
+                                  "single_error": base + 0.5, "n_diverged": np.zeros(6, int)}
+    rows = by_id(paper1_token_laws_claims(gd_point=point, gd_tables=tables))
+    assert {r.verdict for r in rows.values()} == {"pass"} and len(rows) == 3
+
+
+# ---------------------------------------------------------------------------
+# paper 2
+
+
+def summary(seed, sgd, gauss, law, *, end=8.0, blew_up=False):
+    return {"seed": seed, "sgd_t_wr": sgd, "sgd_end": end, "blew_up": blew_up, "t_blowup": 0.01 if blew_up else math.nan,
+            "gaussian_flow_t_wr": gauss, "gaussian_flow_end": 8.0, "law_flow_t_wr": law, "law_flow_end": 8.0}
+
+
+def test_paper2_rows():
+    runs = {}
+    for d in (50, 100, 200):
+        runs[("tied", "h2", "gaussian", d)] = [summary(s, 0.5, 0.6, 0.6) for s in range(3)]
+        # sparse: SGD follows the law's flow (gap shrinking like 1/d), far from the Gaussian flow
+        runs[("tied", "h2", "sparse_p0.5", d)] = [summary(s, 0.25 - 2 / d + 0.001 * s, 0.6, 0.25 + 0.001 * (s % 2))
+                                                  for s in range(3)]
+        # Rademacher: no SGD run crosses by the horizon, the law's flow neither
+        runs[("tied", "h2", "rademacher", d)] = [summary(s, math.nan, 0.6 + 0.01 * s, math.nan, end=2.0)
+                                                 for s in range(3)]
+        runs[("tied", "h2", "student_t_nu5", d)] = [summary(s, math.nan, 0.6, 0.2, end=0.01, blew_up=True)
+                                                    for s in range(3)]
+        # a run that blew up after crossing keeps its T_wr: no blow-up verdict
+        runs[("direct", "h2", "sparse_p0.5", d)] = [summary(s, 0.6 + 0.002 * s + 1 / d, 0.6, 0.6, blew_up=s == 0)
+                                                    for s in range(3)]
+    rows = by_id(paper2_token_laws_claims(runs, threshold=0.3))
+    assert rows["p2-tokens-tied-h2-sparse_p0.5-gaussian-flow"].verdict == "FAIL"
+    assert rows["p2-tokens-tied-h2-sparse_p0.5-law-flow"].verdict == "pass"
+    rademacher = rows["p2-tokens-tied-h2-rademacher-gaussian-flow"]
+    assert rademacher.verdict == "FAIL" and "a lower bound" in rademacher.note and "order one" in rademacher.note
+    assert rows["p2-tokens-tied-h2-rademacher-law-flow"].verdict == "informational"
+    assert rows["p2-tokens-tied-h2-student_t_nu5-gaussian-flow"].verdict == "FAIL"
+    assert "E x^8 = inf" in rows["p2-tokens-tied-h2-student_t_nu5-gaussian-flow"].note
+    assert rows["p2-tokens-tied-h2-student_t_nu5-law-flow"].verdict == "informational"
+    assert not any("gaussian-gaussian" in key for key in rows)
+    assert rows["p2-tokens-direct-h2-sparse_p0.5-gaussian-flow"].verdict == "pass"
+
+
+# ---------------------------------------------------------------------------
+# figures
+
+
+def test_marker_point_drops_unusable_runs():
+    mean, sem, n, total = marker_point(amp_table([0.2, 0.4, 9.0], ["converged", "stationary", "diverged"]))
+    assert (n, total) == (2, 3) and mean == pytest.approx(0.3) and sem == pytest.approx(0.1)
+
+
+def test_paper1_figure_draws_curves_markers_and_the_dropped_runs():
+    curves = {t: {"alpha": np.geomspace(0.1, 3, 20), "mmse": np.linspace(0.9, 0.05, 20) + 0.02 * i,
+                  "converged": np.ones(20, bool)} for i, t in enumerate(LAWS)}
+    soft = {"alphaT": np.linspace(0.01, 1, 30), "mmse": np.linspace(1, 0, 30), "converged": np.ones(30, bool)}
+    gd_point = dict(T=4, alphaT=0.153, inits=32, laws=LAWS)
+    gd_tables = {(t, 100): {"replicate": np.arange(3), "averaged_error": np.full(3, 0.9), "n_diverged": np.zeros(3)}
+                 for t in LAWS}
+    fig, n_unconverged = draw_token_laws_figure(
+        hardmax_point=HARDMAX, hardmax_curves=curves, hardmax_tables=tables_for(HARDMAX, shifts(HARDMAX)),
+        softmax_curve=soft, softmax_points=[SOFTMAX], softmax_tables=[tables_for(SOFTMAX, {}, broken=("student_t_nu5", 200))],
+        gd_point=gd_point, gd_tables=gd_tables)
+    left, right = fig.axes[:2]
+    assert n_unconverged == 0
+    assert len(left.get_lines()) >= len(LAWS)  # one SE per law
+    dashed = [line for line in left.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 3  # the three laws' corrected SEs
+    assert "Student-t" in fig._suptitle.get_text() and "1 of 8" in fig._suptitle.get_text()
+    labels = [t.get_text() for t in right.get_legend().get_texts()]
+    assert "SE with the law's diagonal variance (ours)" in labels and "Rademacher" in labels
+    with pytest.raises(ValueError, match="Gaussian SE curve"):
+        draw_token_laws_figure(hardmax_point=HARDMAX, hardmax_curves={}, hardmax_tables={}, softmax_curve=soft,
+                               softmax_points=[], softmax_tables=[])
+
+
+def trajectory(times, overlap, *, blew_up=False):
+    n = times.size
+    order = np.zeros((n, len(ORDER_NAMES)))
+    names = list(ORDER_NAMES)
+    order[:, names.index("t1")] = 0.4
+    order[:, names.index("t2")] = 0.4
+    q22 = 0.5
+    p22 = q22 - 0.16
+    order[:, names.index("Psi22")] = order[:, names.index("Omega22")] = q22
+    order[:, names.index("Psi11")] = order[:, names.index("Omega11")] = q22
+    order[:, names.index("Psi12")] = order[:, names.index("Omega12")] = 0.16 + overlap * p22
+    return Trajectory(times, order, 100, blew_up, times[-1] if blew_up else math.nan, {})
+
+
+def test_a_run_away_state_is_a_blow_up_and_its_crossing_does_not_count():
+    from aimrepro.paper2.analysis import law_run_summary, runaway_time
+
+    t = np.linspace(0, 1, 11)
+    sane = trajectory(t, 0.6 * t)
+    wild = trajectory(t, 0.01 + 0 * t)
+    wild.order[5:, list(ORDER_NAMES).index("Psi11")] = 1e4  # the student's norm explodes at t = 0.5
+    wild.order[5:, list(ORDER_NAMES).index("Psi12")] = 1e3  # ... and drags |p12|/p22 over any threshold
+    assert math.isnan(runaway_time(sane)) and runaway_time(wild) == pytest.approx(0.5)
+    summary_wild = law_run_summary(0, wild, sane, sane, 0.3)
+    assert summary_wild["blew_up"] and math.isnan(summary_wild["sgd_t_wr"])
+    summary_sane = law_run_summary(0, sane, sane, sane, 0.3)
+    assert not summary_sane["blew_up"] and summary_sane["sgd_t_wr"] == pytest.approx(0.5)
+
+
+def test_paper2_figure_draws_sgd_flows_and_blowups():
+    t = np.linspace(0, 2, 21)
+    sgd = {("tied", "rademacher"): [trajectory(t, 0.01 * t)], ("tied", "student_t_nu5"): [trajectory(t[:2], 0 * t[:2], blew_up=True)],
+           ("direct", "sparse_p0.5"): [trajectory(t, 0.3 * t)]}
+    law_flows = {("tied", "rademacher"): [trajectory(t, 0.005 * t)], ("direct", "sparse_p0.5"): [trajectory(t, 0.25 * t)]}
+    fig = draw_token_laws_dynamics(sgd, law_flows, {"tied": [trajectory(t, 0.4 * t)]},
+                                   dims={"tied": 100, "direct": 50}, threshold=0.3)
+    tied, direct = fig.axes[:2]
+    styles = [line.get_linestyle() for line in tied.get_lines()]
+    assert ":" in styles and "--" in styles  # the Gaussian flow, the law's flow
+    assert any(line.get_marker() == "x" for line in tied.get_lines())  # the blow-up
+    assert "1 of 1 SGD runs blew up or ran away" in fig._suptitle.get_text()
+    assert np.allclose(direct.get_lines()[0].get_ydata(), 0.3 * t)
+    assert tied.get_title().endswith("d = 100") and direct.get_title().endswith("d = 50")
