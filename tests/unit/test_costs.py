@@ -99,7 +99,11 @@ def test_the_planned_jobs_are_the_plans_jobs_each_once(model, jobs, scale):
     assert counts["tokens_amp_run"] == len(tokens_runs)
     assert counts["fisher_table"] == len(plan.fisher_tables(scale)) > 0
     assert counts["tokens_se_curve"] == len(plan.tokens_curves(scale)) > 0
-    assert counts["figures"] == len(plan.figures()) == 14
+    two_layer_runs = {r["path"] for r in plan.two_layer_amp_markers(scale) + plan.two_layer_amp_trend_runs(scale)}
+    assert counts["two_layer_amp_run"] == len(two_layer_runs) > 0
+    assert counts["two_layer_gd_run"] == len(plan.two_layer_gd_runs(scale))
+    assert counts["two_layer_table"] == counts["two_layer_se_curve"] == len(plan.two_layer_tables(scale)) > 0
+    assert counts["figures"] == len(plan.figures()) == 15
     assert counts["claims"] == len(plan.claim_topics(scale)) + 1
 
 

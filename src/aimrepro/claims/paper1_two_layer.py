@@ -23,14 +23,16 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, ClaimRow, claim_row, format_number
 from aimrepro.claims.trends import excess_verdict, fit_trend, mean_and_sem
 
-__all__ = ["AMP_TREND_FLOOR", "AMP_TREND_RELATIVE", "LARGE_SKIP_DECAY", "THRESHOLD_TOLERANCE", "amp_trend_rows",
-           "cross_term_row", "gd_rows", "large_skip_row", "quadrature_row", "threshold_row", "two_layer_claims"]
+__all__ = ["AMP_TREND_FLOOR", "AMP_TREND_RELATIVE", "LARGE_SKIP_DECAY", "THRESHOLD_TOLERANCE", "TwoLayerInputs",
+           "amp_trend_rows", "cross_term_row", "gd_rows", "large_skip_row", "paper1_two_layer_claims", "quadrature_row",
+           "threshold_row", "two_layer_claims"]
 
 _row = functools.partial(claim_row, "paper1")
 _SECTION = "§14 (beyond the paper)"
@@ -254,3 +256,57 @@ def two_layer_claims(*, rho: float, curves: Mapping[float, Mapping], limit: Mapp
         rows.append(quadrature_row(quadrature))
     rows.extend(gd_rows(gd, curves))
     return rows
+
+
+@dataclass(frozen=True)
+class TwoLayerInputs:
+    """What the ``paper1_two_layer`` topic judges (the pipeline's results, read by its script).
+
+    Attributes
+    ----------
+    rho : width ratio; seed : the config's seed (the thresholds' QMC points)
+    tables : skip → ``two_layer.fisher.FisherTable``
+    curves : skip → columns of ``two_layer_curve`` (one α grid for all)
+    threshold_skips : the skips with a threshold row; threshold_settings : ``log2_samples``, ``replicates``
+    trend : ``skip``, ``alpha``, ``runs_by_d`` (d → run summaries of ``two_layer.amp.load_run_summary``),
+        or None when the scale runs no trend
+    gd : GD runs (dicts with ``skip``, ``alpha``, ``d``, ``n_inits`` and ``two_layer.gd.load_run_summary``)
+    """
+
+    rho: float
+    seed: int
+    tables: Mapping[float, object]
+    curves: Mapping[float, Mapping]
+    threshold_skips: Sequence[float]
+    threshold_settings: Mapping[str, int]
+    trend: Mapping | None = None
+    gd: Sequence[Mapping] = field(default_factory=tuple)
+
+
+def paper1_two_layer_claims(inputs: TwoLayerInputs) -> list[ClaimRow]:
+    """The topic's rows from the pipeline's results; the theory they are judged against is computed here.
+
+    The threshold of each skip is measured on the fibre integral (``state_evolution.threshold_estimate``,
+    seeded by ``inputs.seed``), the c → ∞ limit is computed on the curves' α grid, and the SE at the
+    trend's point is solved through its skip's table.  Time: one Fisher estimate per threshold skip
+    (replicates · 2^k fibre integrals, ~0.1–1 s) and one SE point.
+    """
+    from aimrepro.paper1.two_layer import state_evolution as tse
+
+    if not inputs.curves:
+        raise ValueError("the two-layer claims need at least one SE curve")
+    alphas = np.asarray(next(iter(inputs.curves.values()))["alpha"], float)
+    limit1, limit2 = tse.large_skip_limit(alphas, inputs.rho)
+    limit = {"alpha": alphas, "mmse1": limit1, "mmse2": limit2}
+    thresholds = {float(c): tse.threshold_estimate(inputs.rho, float(c), seed=inputs.seed,
+                                                   **inputs.threshold_settings) for c in inputs.threshold_skips}
+    amp_trend = None
+    if inputs.trend is not None:
+        skip, alpha = float(inputs.trend["skip"]), float(inputs.trend["alpha"])
+        point = tse.two_layer_curve(inputs.tables[skip], [alpha])
+        amp_trend = {"skip": skip, "alpha": alpha, "se_mmse": (point["mmse1"][0], point["mmse2"][0]),
+                     "se_stderr": (point["mmse1_stderr"][0], point["mmse2_stderr"][0]),
+                     "runs_by_d": inputs.trend["runs_by_d"]}
+    return two_layer_claims(rho=inputs.rho, curves=inputs.curves, limit=limit, thresholds=thresholds,
+                            quadrature={c: t.quadrature_check() for c, t in inputs.tables.items()},
+                            amp_trend=amp_trend, gd=inputs.gd)

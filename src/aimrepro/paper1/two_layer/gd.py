@@ -42,7 +42,8 @@ from aimrepro.paper1.gd import DIVERGENCE_TRACE_FACTOR, GDSettings, _adam_update
 from aimrepro.paper1.two_layer.fibre import check_skip
 from aimrepro.paper1.two_layer.model import TwoLayerDataset, dataset_seed
 
-__all__ = ["TwoLayerGDRun", "loss_and_gradient", "run_on_dataset", "student_seeds", "train_student"]
+__all__ = ["TwoLayerGDRun", "load_run_summary", "loss_and_gradient", "run_on_dataset", "save_run", "student_seeds",
+           "train_student"]
 
 #: Child of the dataset's seed sequence that seeds the students (children 0–3 draw teachers and data).
 _STUDENT_STREAM = 4
@@ -193,3 +194,17 @@ def run_on_dataset(dataset: TwoLayerDataset, n_inits: int, settings: GDSettings)
     extrapolated = (K * averaged - single) / (K - 1) if K > 1 else np.full(2, math.nan)
     return TwoLayerGDRun(single, averaged, extrapolated, K, len(students) - K,
                          float(np.mean([s.final_loss for s in finished])), settings.to_dict())
+
+
+def save_run(path, run: TwoLayerGDRun) -> None:
+    """Write a run's summary (:meth:`TwoLayerGDRun.summary`) as an uncompressed ``.npz``, byte-reproducibly."""
+    from aimrepro.paper1.data import write_npz
+
+    write_npz(path, {name: np.asarray(value) for name, value in run.summary().items()})
+
+
+def load_run_summary(path) -> dict:
+    """The summary written by :func:`save_run` (floats and the two counts as ints)."""
+    with np.load(path, allow_pickle=False) as archive:
+        return {name: (int(archive[name]) if name in ("n_finished", "n_diverged") else float(archive[name]))
+                for name in archive.files}
