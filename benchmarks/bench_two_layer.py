@@ -3,7 +3,7 @@
 Run:  python benchmarks/bench_two_layer.py --scale quick|referee [--out DIR] [--stages ...]
 
 Computes, in one process on one core, what a pipeline scale needs for the
-two-layer figure (Figure S3) and claims (topic ``paper1_two_layer``), and times
+two-layer figure (`paper1_two_layer`) and claims (topic ``paper1_two_layer``), and times
 each job as the pipeline would run it:
 
 * ``tables``: the Fisher table of each skip c (``fisher.fisher_table``);
@@ -181,7 +181,7 @@ def run(scale: str, out: Path, stages: set[str]) -> dict:
             one_layer_converged=np.array([p.converged for p in one_layer]), limit_alpha=np.array(ALPHAS),
             limit_mmse1=limit1, limit_mmse2=limit2,
             thresholds=(tse.one_layer_threshold(RHO), tse.two_layer_threshold(RHO)), amp=points)
-        save_figure(figure, out / f"paper1_figS3_{scale}.pdf", out / f"paper1_figS3_{scale}.png",
+        save_figure(figure, out / f"paper1_two_layer_{scale}.pdf", out / f"paper1_two_layer_{scale}.png",
                     {"commit": "bench", "config_hash": "bench"})
     record["cpu_seconds"] = costs
     record["cpu_total"] = sum(costs.values())

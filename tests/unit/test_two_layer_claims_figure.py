@@ -1,4 +1,4 @@
-"""Two-layer claims (aimrepro.claims.paper1_two_layer) and Figure S3 (aimrepro.figures.paper1_two_layer).
+"""Two-layer claims (aimrepro.claims.paper1_two_layer) and the two-layer figure (aimrepro.figures.paper1_two_layer).
 
 Both are pure functions of tables: hand-made inputs, checked on their verdicts,
 numbers and drawn artists.  docs/paper1.md §14.

@@ -21,7 +21,8 @@ from aimrepro.records.tables import read_table
 def main(smk) -> None:
     with run_job(smk) as job:
         rho = float(smk.params.rho)
-        curves = [curve_from_table(read_table(path), skip=c["skip"]) for c, path in zip(smk.params.curves, smk.input.curves)]
+        curves = [curve_from_table(read_table(path), skip=c["skip"])
+                  for c, path in zip(smk.params.curves, smk.input.curves)]
         by_skip: dict[float, dict[float, list]] = {}
         for run, path in zip(smk.params.amp, smk.input.amp):
             by_skip.setdefault(run["skip"], {}).setdefault(run["alpha"], []).append(load_run_summary(path))

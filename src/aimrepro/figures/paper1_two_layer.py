@@ -1,4 +1,6 @@
-"""Paper 1, Figure S3 (beyond the paper): the Bayes-optimal error of two attention layers (docs/paper1.md §14).
+"""Paper 1, beyond the paper: the Bayes-optimal error of two attention layers (docs/paper1.md §14).
+
+The figure ``paper1_two_layer`` of the pipeline.
 
 Beyond the paper, which presents the AIM as a framework for deep attention but
 solves one layer only.  Left: MMSE₁ (the first layer's S₁) against α; right:
