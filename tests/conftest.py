@@ -586,6 +586,33 @@ def tiny_paper1_config() -> dict:
     return config
 
 
+#: Two attention layers (docs/paper1.md §14), tiny: skips 0, 1, 10 (10 and 1 are the two "large" ones
+#: of the c -> infinity row only by name), tables of 3 x 3 nodes with 2^5 QMC points and two
+#: scrambles, four SE points, markers at d = 12, a trend at d = 12, 16, GD with three students.
+_TINY_TWO_LAYER = {
+    "rho": 0.5, "skips": [0, 1, 10], "figure_skips": [0, 10],
+    "alpha": {"spacing": "lin", "lo": 0.05, "hi": 0.43},
+    "amp": {"alphas": [0.3], "trend": {"skip": 10, "alpha": 0.3}},
+    "amp_solver": {"max_iter": 30, "stationary_window": 5, "window": 4, "patience": 2},
+    "gd": {"skips": [10], "alphas": [0.3], "lr": 0.1, "steps": 20, "init_scale": 1.0},
+}
+_TINY_TWO_LAYER_SIZES = {
+    "se_points": 4, "table": {"nodes": 3, "log2_samples": 5, "replicates": 2},
+    "threshold": {"log2_samples": 5, "replicates": 2}, "amp": {"d": 12, "seeds": 2},
+    "amp_trend": {"dims": [12, 16], "seeds": 2}, "gd": {"d": 12, "seeds": 2, "inits": 3},
+}
+
+
+def tiny_two_layer_config() -> dict:
+    """Paper 1's tiny theory with the two-layer study (``_TINY_TWO_LAYER``) at both scales."""
+    config = tiny_theory_config()
+    config["seed"] = TINY_SEED
+    config["paper1"]["two_layer"] = copy.deepcopy(_TINY_TWO_LAYER)
+    for scale in ("quick", "paper"):
+        config["scales"][scale]["two_layer"] = copy.deepcopy(_TINY_TWO_LAYER_SIZES)
+    return config
+
+
 _TINY_DYNAMICS = {
     "seed": 0,
     "threshold": 0.3,

@@ -14,6 +14,13 @@ Eight subcommands; ``aimrepro SUBCOMMAND -h`` lists each one's options.
     line gains ``mmse_stderr`` (the table's noise carried to the MMSE) and
     ``extrapolated``.  A table estimated to need more than
     ``--max-table-seconds`` CPU is refused with one line.
+``aimrepro se --layers 2 --skip 1 --channel softmax --T 2 --rho 0.5 --alpha 0.1 0.2``
+    Two attention layers (beyond the paper, docs/paper1.md §14): tabulates the
+    two-layer Fisher information at the quick pipeline's settings (seeded by
+    ``--table-seed``; ~10–40 s CPU depending on c), then prints per α ``mmse1``,
+    ``mmse2`` (the two layers' errors), their ``*_stderr`` (the table's noise),
+    ``corr`` (the layers' error correlation), ``perfect``, ``converged``,
+    ``iterations``, ``residual``.
 ``aimrepro threshold --T 2 --rho 0.5``
     Print ``{"rho": ..., "T": ..., "alpha_pr": ...}``, the softmax
     perfect-recovery threshold.
@@ -428,6 +435,11 @@ def _se_arguments(se: argparse.ArgumentParser) -> None:
                     metavar="SEC",
                     help="hardmax, T >= 3: refuse a table estimated to need more CPU seconds than "
                          f"this (default {_MAX_TABLE_SECONDS:g}; T = 5 needs ~12x T = 4 per sample)")
+    se.add_argument("--layers", type=int, choices=(1, 2), default=1,
+                    help="attention layers: 1 (the paper) or 2 (beyond the paper, docs/paper1.md §14: "
+                         "softmax, T = 2, needs --skip; tabulates the two-layer Fisher information first)")
+    se.add_argument("--skip", type=_nonnegative_finite, default=None, metavar="C",
+                    help="--layers 2: skip strength c of the attention c I + softmax(H1), finite >= 0")
     _add_quiet(se)
 
 
@@ -444,6 +456,11 @@ def _check_channel_arguments(args: argparse.Namespace, subparser: argparse.Argum
 
 
 def _run_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    _check_rho(args, subparser)
+    if args.layers == 2:
+        return _run_two_layer_se(args, subparser)
+    if args.skip is not None:
+        subparser.error("argument --skip: applies to --layers 2 only")
     _check_channel_arguments(args, subparser)
     if args.channel in _TABLED_CHANNELS and args.T >= 3:
         return _run_tabled_se(args, subparser)
@@ -511,6 +528,50 @@ def _run_tabled_se(args: argparse.Namespace, subparser: argparse.ArgumentParser)
             })
     except ValueError as err:
         _refuse_science_error(err, subparser)
+    return 0
+
+
+#: The two-layer table of ``se --layers 2``: the quick pipeline's settings (docs/paper1.md §14.6).
+_TWO_LAYER_TABLE = {"nodes": 5, "log2_samples": 9, "replicates": 4}
+
+
+def _check_two_layer_arguments(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> None:
+    if args.channel != "softmax":
+        subparser.error(f"argument --channel: --layers 2 is the softmax model, got {args.channel}")
+    if args.T != 2:
+        subparser.error(f"argument --T: --layers 2 is solved for T = 2, got {args.T}")
+    if args.beta is not None:
+        subparser.error("argument --beta: --layers 2 has no temperature (the theory does not depend on it)")
+    if args.skip is None:
+        subparser.error("argument --skip: required with --layers 2 (the skip strength c >= 0)")
+
+
+def _run_two_layer_se(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> int:
+    """Two layers: tabulate the Fisher information at the quick settings (seeded), solve each alpha."""
+    _check_two_layer_arguments(args, subparser)
+    from aimrepro.paper1.two_layer.fisher import estimated_table_seconds, fisher_table
+    from aimrepro.paper1.two_layer.state_evolution import two_layer_curve
+
+    seconds = estimated_table_seconds(args.skip, **_TWO_LAYER_TABLE)
+    if seconds > args.max_table_seconds:
+        subparser.error(f"argument --skip = {args.skip:g}: the two-layer table needs ~{_seconds(seconds)} "
+                        f"CPU, more than --max-table-seconds {args.max_table_seconds:g}")
+    bar = _progress_bar(args, f"aimrepro se: tabulating the two-layer Fisher information (c = {args.skip:g}, "
+                              f"{_TWO_LAYER_TABLE}, --table-seed {args.table_seed})", seconds,
+                        "Fisher table", _TWO_LAYER_TABLE["nodes"] ** 2 * _TWO_LAYER_TABLE["replicates"],
+                        "nodes")
+    try:
+        with _one_blas_thread():
+            table = fisher_table(args.rho, args.skip, seed=args.table_seed, progress=bar, **_TWO_LAYER_TABLE)
+            _close(bar)
+            curve = two_layer_curve(table, sorted(args.alpha))
+    except ValueError as err:
+        _refuse_science_error(err, subparser)
+    for k in range(curve["alpha"].size):
+        _print_json({name: (bool(curve[name][k]) if curve[name].dtype == bool else
+                            int(curve[name][k]) if name == "iterations" else float(curve[name][k]))
+                     for name in ("alpha", "mmse1", "mmse2", "mmse1_stderr", "mmse2_stderr", "corr", "perfect",
+                                  "converged", "iterations", "residual")})
     return 0
 
 

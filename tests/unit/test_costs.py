@@ -103,7 +103,11 @@ def test_the_planned_jobs_are_the_plans_jobs_each_once(model, jobs, scale):
     assert counts["token_law_gd"] == len(plan.token_law_gd_runs(scale)) > 0
     assert counts["token_law_theory"] == len(plan.token_law_theories(scale)) > 0
     assert counts["token_law_sgd"] == len(plan.token_law_sgd_runs(scale)) > 0
-    assert counts["figures"] == len(plan.figures()) == 16
+    two_layer_runs = {r["path"] for r in plan.two_layer_amp_markers(scale) + plan.two_layer_amp_trend_runs(scale)}
+    assert counts["two_layer_amp_run"] == len(two_layer_runs) > 0
+    assert counts["two_layer_gd_run"] == len(plan.two_layer_gd_runs(scale))
+    assert counts["two_layer_table"] == counts["two_layer_se_curve"] == len(plan.two_layer_tables(scale)) > 0
+    assert counts["figures"] == len(plan.figures()) == 17
     assert counts["claims"] == len(plan.claim_topics(scale)) + 1
 
 
@@ -120,8 +124,8 @@ def test_a_job_made_from_its_wildcards_costs_what_the_planned_job_costs(model, j
 
 
 def test_the_paper_scale_has_the_dry_runs_job_count(jobs):
-    # 11 836 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
-    assert len(jobs["paper"]) == 11_835
+    # 11 958 jobs in `snakemake -n --config scale=paper`, of which one is rule `all`
+    assert len(jobs["paper"]) == 11_957
 
 
 # --- one job --------------------------------------------------------------------------

@@ -130,7 +130,7 @@ def test_the_limits_are_configurable():
         "invalid config: limits.job_memory_gb = 0.01: the largest job (fisher_table) needs ~0.377 GiB "
         "(estimate) at ordinary sizes")
     assert refusal(lambda c: c.__setitem__("limits", {"plan_jobs": 100})).startswith(
-        "invalid config: scales.quick.amp.hardmax.seeds = 3: the plan of scale quick has ~1.2e+03 jobs "
+        "invalid config: scales.quick.amp.hardmax.seeds = 3: the plan of scale quick has ~1.21e+03 jobs "
         "and replicates (300 of them amp_run), above limits.plan_jobs = 100")
     assert "above limits.plan_core_hours = 0.1" in refusal(
         lambda c: c.__setitem__("limits", {"plan_core_hours": 0.1}))

@@ -37,7 +37,8 @@ def test_every_rule_is_one_registered_kind():
         "sgd_run", "reference_flow", "theorem1", "landscape", "moment_truncations", "riccati_flow",
         "truncation_error", "untied_sgd_run", "untied_theory", "untied_fast_states", "fisher_table",
         "tokens_se_curve", "tokens_amp_run", "flow_ensemble", "tied_velocity", "truncation_radius",
-        "untied_velocity", "untied_truncation", "untied_decay",
+        "untied_velocity", "untied_truncation", "untied_decay", "two_layer_table", "two_layer_se_curve",
+        "two_layer_amp_run", "two_layer_gd_run",
         "token_law_amp", "token_law_gd", "token_law_theory", "token_law_se_curve", "token_law_sgd",
         *FIGURES, *(f"claims_{topic}" for topic in TOPICS), "claims"}
     assert KINDS.of_rule("aim_dataset_paper") is KINDS["aim_dataset"]
@@ -145,12 +146,13 @@ def test_strided_indices_always_keep_the_last():
 
 def test_plan_of_the_quick_config(config):
     plan = Plan(config)
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2", "paper2_fig2", "paper2_figS1",
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2", "paper1_two_layer",
+                              "paper2_fig2", "paper2_figS1",
                               "paper2_figS2", "paper2_figS3", "paper2_fig1", "paper2_fig4",
                               "paper2_figS6", "paper2_fig3", "paper2_figS4", "paper2_figS5",
                               "paper1_token_laws", "paper2_token_laws"]
     assert plan.claim_topics("quick") == ["paper1_theory", "paper1_amp", "paper1_gd",
-                                          "paper1_hardmax_tokens", "paper2_dynamics", "paper2_moments", "paper2_untied",
+                                          "paper1_hardmax_tokens", "paper1_two_layer", "paper2_dynamics", "paper2_moments", "paper2_untied",
                                           "paper1_token_laws", "paper2_token_laws"]
     figure1 = config["paper1"]["figure1"]
     curves = plan.figure1_curves("quick")
@@ -178,7 +180,7 @@ def test_plan_of_the_quick_config(config):
     assert all("_c0.5_" in run["path"] for run in plan.figure2_runs("quick"))
     assert all("_c1_" in run["path"] for run in plan.figure4_moment_runs("quick"))
     targets = plan.all_targets("quick")
-    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 16 + 1
+    assert targets[-1] == "results/quick/claims.md" and len(targets) == 3 * 17 + 1
     # Figure S2 draws the generalisation curves and the AMP points of the same channel, T and rho
     gen = plan.figureS2_gen_curves("quick")
     assert [(c["channel"], c["T"]) for c in gen] == [("softmax", 2), ("softmax", 3), ("hardmax", 2)]
@@ -282,7 +284,7 @@ def test_plan_of_the_paper_scale(config):
             "lr0.01_B4096_wd0_tau1.5_n151_fast0x0_stopnone_seed2.csv") in [
         run["path"] for run in plan.figure3_untied_runs("paper")]
     targets = plan.all_targets("paper")
-    assert targets[-1] == "results/paper/claims.md" and len(targets) == 3 * 16 + 1
+    assert targets[-1] == "results/paper/claims.md" and len(targets) == 3 * 17 + 1
     assert all(target.startswith(("results/paper/", "figures/paper/")) for target in targets)
 
 
@@ -291,9 +293,9 @@ def test_a_scale_without_simulation_sizes_measures_no_simulation_claims(config):
     del reduced["scales"]["quick"]["amp"], reduced["scales"]["quick"]["gd"], reduced["scales"]["quick"]["token_laws"]
     del reduced["paper2"]
     plan = Plan(reduced)
-    assert plan.claim_topics("quick") == ["paper1_theory", "paper1_hardmax_tokens"]
+    assert plan.claim_topics("quick") == ["paper1_theory", "paper1_hardmax_tokens", "paper1_two_layer"]
     # the token-law figure draws its theory lines without runs
-    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2", "paper1_token_laws"]
+    assert plan.figures() == ["paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2", "paper1_two_layer", "paper1_token_laws"]
     assert set(plan.unmeasured_topics("quick")) == {
         "paper1_amp", "paper1_gd", "paper1_hardmax_tokens_amp", "paper2_dynamics", "paper2_moments", "paper2_untied",
         "paper1_token_laws", "paper2_token_laws"}

@@ -115,6 +115,7 @@ def test_claims_table_names_what_this_scale_does_not_measure(tiny_run):
     assert not_measured == (
         "Not measured at this scale: "
         "paper1_hardmax_tokens (no paper1.hardmax_tokens in the config); "
+        "paper1_two_layer (no paper1.two_layer in the config); "
         "paper2_dynamics (no paper2.figure2, figureS1, figureS2, figureS3 in the config); "
         "paper2_moments (no paper2.figure1, figure4, figureS6 in the config); "
         "paper2_untied (no paper2.figure3, figureS4, figureS5 in the config); "

@@ -65,7 +65,8 @@ def test_tiny_paper2_run_writes_results_with_sidecars(tiny_paper2_run):
     [not_measured] = [line for line in claims.splitlines() if line.startswith("Not measured")]
     assert not_measured == ("Not measured at this scale: paper1_amp (no AMP sizes in scales.quick.amp); "
                             "paper1_gd (no GD sizes in scales.quick.gd); "
-                            "paper1_hardmax_tokens (no paper1.hardmax_tokens in the config)")
+                            "paper1_hardmax_tokens (no paper1.hardmax_tokens in the config); "
+                            "paper1_two_layer (no paper1.two_layer in the config)")
 
 
 def test_the_registry_spells_each_sgd_run_as_its_script_does(tiny_paper2_run):

@@ -99,6 +99,27 @@ rule claims_paper1_hardmax_tokens_amp:
         "../scripts/claims_paper1_hardmax_tokens_amp.py"
 
 
+rule claims_paper1_two_layer:
+    """Beyond paper 1: two attention layers (threshold D/2, the c -> infinity limit, GAMP-RIE's trend) as measured rows."""
+    input:
+        unpack(needs_inputs("claims_paper1_two_layer")),
+        code=script_code("claims_paper1_two_layer.py"),
+    output:
+        **CLAIM_FRAGMENT.outputs(topic="paper1_two_layer"),
+    params:
+        **needs_params("claims_paper1_two_layer"),
+        rho=config["paper1"].get("two_layer", {}).get("rho"),
+        figure_skips=config["paper1"].get("two_layer", {}).get("figure_skips"),
+        threshold=lambda wildcards: (config["scales"][wildcards.scale].get("two_layer") or {}).get("threshold"),
+    log:
+        CLAIM_FRAGMENT.log(topic="paper1_two_layer"),
+    threads: 1
+    resources:
+        **COSTS.resources("claims_paper1_two_layer"),
+    script:
+        "../scripts/claims_paper1_two_layer.py"
+
+
 rule claims_paper2_dynamics:
     """Paper 2's landscape and weak-recovery claims as measured rows (docs/paper2.md §3, §5)."""
     input:

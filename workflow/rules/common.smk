@@ -14,6 +14,7 @@ from aimrepro_workflow.codeinputs import CodeLayout, ImportClosures, ImportListC
 from aimrepro_workflow.costs import CostModel
 from aimrepro_workflow.kinds import KINDS
 from aimrepro_workflow.kinds.outputs import CLAIM_FRAGMENT
+from aimrepro_workflow.kinds.paper1 import TWO_LAYER_TEST_SAMPLES
 
 #: threads, mem_mb and runtime of every rule, from the cost model (docs/benchmarks.md, "Cost model")
 COSTS = CostModel(config, PLAN)

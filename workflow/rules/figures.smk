@@ -60,6 +60,25 @@ rule paper1_figS1:
         "../scripts/paper1_figS1.py"
 
 
+rule paper1_two_layer:
+    """Beyond paper 1: the Bayes-optimal error of two attention layers (T = 2) per skip c, with GAMP-RIE (docs/paper1.md §14)."""
+    input:
+        unpack(needs_inputs("paper1_two_layer")),
+        code=script_code("paper1_two_layer.py"),
+    output:
+        **figure_outputs("paper1_two_layer", "Paper 1", "Two attention layers"),
+    params:
+        **needs_params("paper1_two_layer"),
+        rho=config["paper1"].get("two_layer", {}).get("rho"),
+    log:
+        figure_log("paper1_two_layer"),
+    threads: 1
+    resources:
+        **COSTS.resources("paper1_two_layer"),
+    script:
+        "../scripts/paper1_two_layer.py"
+
+
 rule paper1_figS2:
     """Paper 1, Figure S2 (beyond the paper): SE generalisation errors with AMP's held-out errors."""
     input:

@@ -155,3 +155,48 @@ rule tokens_amp_run:
         **COSTS.resources("tokens_amp_run"),
     script:
         "../scripts/tokens_amp_run.py"
+
+
+rule two_layer_amp_run:
+    """Two-layer GAMP-RIE on a dataset it samples (docs/paper1.md §14.7)."""
+    input:
+        code=script_code("two_layer_amp_run.py"),
+    output:
+        **KINDS["two_layer_amp_run"].path.outputs(),
+    log:
+        KINDS["two_layer_amp_run"].path.log(),
+    wildcard_constraints:
+        **KINDS["two_layer_amp_run"].path.constraints(),
+    params:
+        **cache_key("two_layer_amp_run"),
+        solver=config["paper1"].get("two_layer", {}).get("amp_solver"),
+        test_samples=TWO_LAYER_TEST_SAMPLES,
+    cache: shared_cache("two_layer_amp_run")
+    threads: 1
+    resources:
+        **COSTS.resources("two_layer_amp_run"),
+    script:
+        "../scripts/two_layer_amp_run.py"
+
+
+rule two_layer_gd_run:
+    """K two-layer tied students trained by full-batch Adam on the dataset the AMP runs sample (§14.8)."""
+    input:
+        code=script_code("two_layer_gd_run.py"),
+    output:
+        **KINDS["two_layer_gd_run"].path.outputs(),
+    log:
+        KINDS["two_layer_gd_run"].path.log(),
+    wildcard_constraints:
+        **KINDS["two_layer_gd_run"].path.constraints(),
+    params:
+        **cache_key("two_layer_gd_run"),
+        lr=config["paper1"].get("two_layer", {}).get("gd", {}).get("lr"),
+        init_scale=config["paper1"].get("two_layer", {}).get("gd", {}).get("init_scale", 1.0),
+        test_samples=TWO_LAYER_TEST_SAMPLES,
+    cache: shared_cache("two_layer_gd_run")
+    threads: 1
+    resources:
+        **COSTS.resources("two_layer_gd_run"),
+    script:
+        "../scripts/two_layer_gd_run.py"

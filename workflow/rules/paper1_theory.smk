@@ -73,6 +73,41 @@ rule tokens_se_curve:
         "../scripts/tokens_se_curve.py"
 
 
+rule two_layer_table:
+    """Two-layer Fisher table of one skip c (docs/paper1.md §14.4, §14.6); its cost and quadrature check in the sidecar."""
+    input:
+        code=script_code("two_layer_table.py"),
+    output:
+        **KINDS["two_layer_table"].path.outputs(),
+    log:
+        KINDS["two_layer_table"].path.log(),
+    wildcard_constraints:
+        **KINDS["two_layer_table"].path.constraints(),
+    threads: 1
+    resources:
+        **COSTS.resources("two_layer_table"),
+    script:
+        "../scripts/two_layer_table.py"
+
+
+rule two_layer_se_curve:
+    """Two-layer SE (MMSE1, MMSE2 with standard errors, the cross term) of one skip c through its table."""
+    input:
+        unpack(job_inputs("two_layer_se_curve")),
+        code=script_code("two_layer_se_curve.py"),
+    output:
+        **KINDS["two_layer_se_curve"].path.outputs(),
+    log:
+        KINDS["two_layer_se_curve"].path.log(),
+    wildcard_constraints:
+        **KINDS["two_layer_se_curve"].path.constraints(),
+    threads: 1
+    resources:
+        **COSTS.resources("two_layer_se_curve"),
+    script:
+        "../scripts/two_layer_se_curve.py"
+
+
 rule se_generalisation:
     """Bayes-optimal and plug-in generalisation errors of one channel, T and rho along one grid."""
     input:

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aimrepro.claims.table import ERRATUM, FAIL, INFORMATIONAL, PASS, ClaimRow, claim_row
-from aimrepro.claims.trends import NOT_DECISIVE, fit_trend, mean_and_sem
+from aimrepro.claims.table import ERRATUM, FAIL, INFORMATIONAL, ClaimRow, claim_row
+from aimrepro.claims.trends import excess_verdict, fit_trend, mean_and_sem
 from aimrepro.paper1 import state_evolution as se
 from aimrepro.paper1 import thresholds
 from aimrepro.paper1.amp import USABLE_STATUSES
@@ -269,12 +269,7 @@ def _trend_row(trend: Mapping, runs: Sequence[Sequence[Mapping]], quantity: str 
         return row(measured="too few usable sizes", verdict=FAIL,
                    note="fewer than two sizes with >= 2 usable runs: " + "; ".join(status_text))
     fit = fit_trend(d, means, sems, counts)
-    if not fit.decisive(tolerance):
-        verdict, judged = INFORMATIONAL, NOT_DECISIVE
-    elif fit.consistent and fit.within(tolerance):
-        verdict, judged = PASS, "the excess is consistent with a 1/d correction vanishing as d grows"
-    else:
-        verdict, judged = FAIL, "the excess does not extrapolate to the SE within the tolerance"
+    verdict, judged = excess_verdict(fit, tolerance)
     return row(measured=fit.limit, verdict=verdict,
                note=(f"excess AMP - SE, mean ± error of the mean over usable runs: {fit.per_d_text()}; "
                      f"{fit.fit_text()}; {judged}; {', '.join(status_text)}"))

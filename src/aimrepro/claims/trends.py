@@ -37,11 +37,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from aimrepro.claims.table import INFORMATIONAL
+from aimrepro.claims.table import FAIL, INFORMATIONAL, PASS
 from aimrepro.numerics.stats import mean_and_sem
 
 __all__ = ["FiniteSizeTrend", "fit_finite_size", "fit_trend", "judge_extrapolation", "judge_trend",
-           "line_at_zero", "mean_and_sem", "NOT_DECISIVE"]
+           "line_at_zero", "mean_and_sem", "NOT_DECISIVE", "excess_verdict"]
 
 #: The χ² p-value below which the 1/d form is rejected.
 MIN_P_VALUE = 0.01
@@ -235,3 +235,13 @@ def judge_extrapolation(standard_error: float, tolerance: float, passed: bool,
     return {"verdict": INFORMATIONAL,
             "note": f"{note}; {NOT_DECISIVE} (s.e.(e∞) = {standard_error:.2g}, tolerance "
                     f"{tolerance:.3g})"}
+
+
+def excess_verdict(fit: FiniteSizeTrend, tolerance: float) -> tuple[str, str]:
+    """Verdict and words of an "algorithm minus theory" trend: informational when not decisive,
+    pass when the 1/d form fits and e∞ is within the tolerance, FAIL otherwise."""
+    if not fit.decisive(tolerance):
+        return INFORMATIONAL, NOT_DECISIVE
+    if fit.consistent and fit.within(tolerance):
+        return PASS, "the excess is consistent with a 1/d correction vanishing as d grows"
+    return FAIL, "the excess does not extrapolate to the SE within the tolerance"

@@ -440,11 +440,14 @@ def _backproject(X: np.ndarray, g: np.ndarray, ops=None) -> np.ndarray:
     return (ops or _NumpyOps(X)).backproject(from_z_scale(g, X.shape[1]))
 
 
-def _denoise(R: np.ndarray, delta: float, rho: float, ops=_NumpyOps) -> tuple[np.ndarray, float]:
+def _denoise(R: np.ndarray, delta: float, rho: float, ops=_NumpyOps, *,
+             with_error: bool = True) -> tuple[np.ndarray, float]:
     """Ŝ = f_RIE(R; Δ, ρ) with eigenvalues below the lower edge shrunk as the edge, and Ĉ = mmse(Δ; ρ).
 
     O(d³) (one ``eigh``).  For Δ < DELTA_MIN the RIE is the identity to
     1e−10 and R is returned symmetrised.  See the module notes for the edge.
+    ``with_error=False`` skips the quadrature of Ĉ (returned as NaN) for callers
+    that have their own (``two_layer.amp``).
     """
     if delta < spectra.DELTA_MIN:
         S_hat = (R + R.T) / 2.0
@@ -453,7 +456,7 @@ def _denoise(R: np.ndarray, delta: float, rho: float, ops=_NumpyOps) -> tuple[np
         lower_edge = spectra.Spectrum(rho, delta).support()[0][0]
         shrunk = spectra.rie_shrink(np.maximum(eigvals, lower_edge), delta, rho)
         S_hat = (eigvecs * shrunk) @ eigvecs.T
-    return S_hat, float(mmse_any(np.array([delta]), rho)[0])
+    return S_hat, float(mmse_any(np.array([delta]), rho)[0]) if with_error else math.nan
 
 
 def _amp_step(state: AMPState, data: AMPData, channel: OutputChannel, rho: float, *,

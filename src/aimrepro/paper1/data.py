@@ -125,10 +125,20 @@ def dataset_seed(base_seed: int, spec: DatasetSpec) -> np.random.SeedSequence:
     are made from (``model.TokenLaw``), common random numbers for comparing a
     law with the Gaussian one (``docs/paper1.md`` §13); their paths differ.
     """
-    if not (isinstance(base_seed, (int, np.integer)) and base_seed >= 0):
+    return keyed_seed(base_seed, f"aim-dataset|link={spec.link}|beta={spec.beta!r}|T={spec.T}"
+                                 f"|rho={float(spec.rho)!r}|d={spec.d}|alpha={float(spec.alpha)!r}"
+                                 f"|replicate={spec.replicate}")
+
+
+def keyed_seed(base_seed: int, key: str) -> np.random.SeedSequence:
+    """SeedSequence with entropy ``base_seed`` and spawn key the first four 32-bit words of sha256(key).
+
+    The one recipe behind every seed of paper 1's random objects: same (base seed,
+    key), same stream; another key (another dataset, table replicate, …), an
+    independent one.
+    """
+    if isinstance(base_seed, bool) or not (isinstance(base_seed, (int, np.integer)) and base_seed >= 0):
         raise ValueError(f"base_seed must be an integer >= 0, got {base_seed!r}")
-    key = (f"aim-dataset|link={spec.link}|beta={spec.beta!r}|T={spec.T}|rho={float(spec.rho)!r}"
-           f"|d={spec.d}|alpha={float(spec.alpha)!r}|replicate={spec.replicate}")
     digest = hashlib.sha256(key.encode("ascii")).digest()
     words = tuple(int(w) for w in np.frombuffer(digest[:16], dtype="<u4"))
     return np.random.SeedSequence(entropy=int(base_seed), spawn_key=words)

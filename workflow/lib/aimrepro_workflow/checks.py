@@ -59,7 +59,7 @@ def validated(config: dict[str, Any], schema: Mapping[str, Any], *, scales=None,
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
     for check in (_scale, _se_width_ratios, _amp_plan, _paper2_families, _stop_overlaps, _figure_s6,
-                  _untied_strong_recovery, _hardmax_tokens, _trends, _token_laws):
+                  _untied_strong_recovery, _hardmax_tokens, _two_layer, _trends, _token_laws):
         problem = check(config)
         if problem:
             raise ConfigError(f"invalid config: {problem}")
@@ -172,6 +172,27 @@ def _hardmax_tokens(config) -> str | None:
         if amp and "amp" in sizes and amp["T"] not in sizes["Ts"]:
             return (f"paper1.hardmax_tokens.amp.T = {amp['T']}; allowed: one of "
                     f"scales.{scale}.hardmax_tokens.Ts {sizes['Ts']} (the AMP is compared with that table's SE)")
+    return None
+
+
+def _two_layer(config) -> str | None:
+    """Two layers (paper1.two_layer) need their sizes at every scale; drawn and trend skips need a table."""
+    science = config["paper1"].get("two_layer")
+    if not science:
+        return None
+    skips = [float(c) for c in science["skips"]]
+    for i, skip in enumerate(science["figure_skips"]):
+        if float(skip) not in skips:
+            return (f"paper1.two_layer.figure_skips[{i}] = {skip:g}; allowed: one of paper1.two_layer.skips "
+                    f"{science['skips']} (a drawn curve needs its table)")
+    trend = science["amp"].get("trend")
+    if trend and float(trend["skip"]) not in skips:
+        return (f"paper1.two_layer.amp.trend.skip = {trend['skip']:g}; allowed: one of paper1.two_layer.skips "
+                f"{science['skips']} (the trend is judged against that table's SE)")
+    for scale in configured_scales(config):
+        if "two_layer" not in config["scales"][scale]:
+            return (f"scales.{scale}.two_layer is missing; allowed: a mapping {{se_points, table, threshold, amp}} "
+                    "(the sizes of paper1.two_layer at this scale)")
     return None
 
 

@@ -198,7 +198,8 @@ class Plan:
         fam.append([job for curve in self._records(self.amp_curves(scale)) for job in [curve["path"]]])
         fam.append([job for curve in self._records(self.figure2_gd_curves(scale)) for job in [curve["path"]]])
         for planner in (self.figureS2_gen_curves, self.fisher_tables, self.tokens_curves,
-                        self.tokens_amp_runs):
+                        self.tokens_amp_runs, self.two_layer_tables, self.two_layer_curves,
+                        self.two_layer_amp_markers, self.two_layer_amp_trend_runs, self.two_layer_gd_runs):
             fam.append(jobs_of(self._records(planner(scale)), "path"))
         for planner in (self.token_law_amp_runs, self.token_law_gd_runs, self.token_law_theories,
                         self.token_law_curves, self.token_law_sgd_runs):
@@ -334,6 +335,18 @@ class Plan:
                 add(f"token_laws_sgd_{param}", len(p2_laws["laws"]) * len(dims) * seeds,
                     f"{s}.paper2.token_laws.seeds" + ("" if isinstance(p2_sizes["seeds"], int) else f".{param}"),
                     "token_law_sgd")
+        two_layer, two_sizes = p1.get("two_layer"), preset.get("two_layer") or {}
+        if two_layer and two_sizes:
+            add("two_layer_amp", len(two_layer["figure_skips"]) * len(two_layer["amp"]["alphas"])
+                * two_sizes["amp"]["seeds"], f"{s}.two_layer.amp.seeds", "two_layer_amp_run")
+            trend = two_sizes.get("amp_trend")
+            if trend:
+                add("two_layer_amp_trend", len(trend["dims"]) * trend["seeds"], f"{s}.two_layer.amp_trend.seeds",
+                    "two_layer_amp_run")
+            gd = two_sizes.get("gd")
+            if gd and two_layer.get("gd"):
+                add("two_layer_gd", len(two_layer["gd"]["skips"]) * len(two_layer["gd"]["alphas"]) * gd["seeds"],
+                    f"{s}.two_layer.gd.seeds", "two_layer_gd_run")
         p2, sizes = self.config.get("paper2", {}), preset.get("paper2", {})
         families = self.paper2_families()
         k = f"{s}.paper2"
@@ -402,6 +415,8 @@ class Plan:
             names.append("paper1_figS1")
         if self.config["paper1"].get("figureS2"):
             names.append("paper1_figS2")
+        if self.two_layer_planned():
+            names.append("paper1_two_layer")
         for family in self.paper2_families():
             names += PAPER2_FAMILIES[family][1]
         if self.token_laws_planned():
@@ -420,6 +435,8 @@ class Plan:
             topics.append("paper1_hardmax_tokens")
         if self.tokens_amp_runs(scale):
             topics.append("paper1_hardmax_tokens_amp")
+        if self.two_layer_planned():
+            topics.append("paper1_two_layer")
         topics += [PAPER2_FAMILIES[family][2] for family in self.paper2_families()]
         if self.token_law_amp_runs(scale) or self.token_law_gd_runs(scale):
             topics.append("paper1_token_laws")
@@ -441,6 +458,8 @@ class Plan:
                 "finite-size trend (paper scale; docs/paper1.md §3.6)")
         if "hardmax_tokens" not in self.config["paper1"]:
             reasons["paper1_hardmax_tokens"] = "no paper1.hardmax_tokens in the config"
+        if not self.two_layer_planned():
+            reasons["paper1_two_layer"] = "no paper1.two_layer in the config"
         for family, (needed, _, topic) in PAPER2_FAMILIES.items():
             if family not in self.paper2_families():
                 reasons[topic] = f"no paper2.{', '.join(needed)} in the config"
@@ -596,6 +615,130 @@ class Plan:
     def tokens_amp_table(self, scale: str) -> dict:
         """The Fisher table whose SE the T >= 3 AMP runs are compared with."""
         return self.fisher_table_of(scale, self.config["paper1"]["hardmax_tokens"]["amp"]["T"])
+
+    # --- paper 1: two attention layers, T = 2 (beyond the paper, docs/paper1.md §14) ---------
+
+    def two_layer_planned(self) -> bool:
+        """paper1.two_layer is configured (its sizes per scale are then required, checks.py)."""
+        return "two_layer" in self.config["paper1"]
+
+    def two_layer_size(self, scale: str) -> dict:
+        """scales.<scale>.two_layer: se_points, table, threshold, amp and optionally amp_trend, gd."""
+        return self.config["scales"][scale]["two_layer"]
+
+    def _two_layer_table_values(self, scale: str, skip: float) -> dict:
+        table = self.two_layer_size(scale)["table"]
+        return dict(rho=_rounded(self.config["paper1"]["two_layer"]["rho"]), skip=_rounded(skip),
+                    nodes=int(table["nodes"]), log2_samples=int(table["log2_samples"]),
+                    replicates=int(table["replicates"]), seed=int(self.config["seed"]))
+
+    def _two_layer_table_keys(self, scale: str, i: int) -> dict:
+        k = f"scales.{scale}.two_layer.table"
+        return {"skip": f"paper1.two_layer.skips[{i}]", "nodes": f"{k}.nodes",
+                "log2_samples": f"{k}.log2_samples", "replicates": f"{k}.replicates"}
+
+    @_memo
+    def two_layer_tables(self, scale: str) -> list[dict]:
+        """One two-layer Fisher table per skip c of paper1.two_layer.skips, seeded by the config's seed."""
+        if not self.two_layer_planned():
+            return []
+        tables = []
+        for i, skip in enumerate(self.config["paper1"]["two_layer"]["skips"]):
+            values = self._two_layer_table_values(scale, skip)
+            job = self.job("two_layer_table", scale, self._two_layer_table_keys(scale, i), **values)
+            tables.append(self._record({"path": job}, skip=values["skip"]))
+        return tables
+
+    @_memo
+    def two_layer_curves(self, scale: str) -> list[dict]:
+        """The two-layer SE curve of each skip on paper1.two_layer.alpha, se_points points."""
+        if not self.two_layer_planned():
+            return []
+        grid = self.config["paper1"]["two_layer"]["alpha"]
+        n = int(self.two_layer_size(scale)["se_points"])
+        curves = []
+        for i, skip in enumerate(self.config["paper1"]["two_layer"]["skips"]):
+            values = self._two_layer_table_values(scale, skip)
+            job = self.job("two_layer_se_curve", scale,
+                           {**self._two_layer_table_keys(scale, i), "n": f"scales.{scale}.two_layer.se_points"},
+                           **values, spacing=grid["spacing"], lo=grid["lo"], hi=grid["hi"], n=n)
+            curves.append(self._record({"path": job}, skip=values["skip"]))
+        return curves
+
+    def two_layer_figure_curves(self, scale: str) -> list[dict]:
+        """The SE curves the figure draws: those of paper1.two_layer.figure_skips."""
+        if not self.two_layer_planned():
+            return []
+        drawn = {_rounded(c) for c in self.config["paper1"]["two_layer"]["figure_skips"]}
+        return [curve for curve in self.two_layer_curves(scale) if curve["skip"] in drawn]
+
+    def _two_layer_run(self, kind: str, scale: str, keys: dict, *, skip, alpha, d, seed, **extra) -> dict:
+        rho = _rounded(self.config["paper1"]["two_layer"]["rho"])
+        job = self.job(kind, scale, keys, rho=rho, skip=_rounded(skip), d=int(d), alpha=_rounded(alpha),
+                       seed=int(seed), **extra)
+        return self._record({"path": job}, skip=_rounded(skip), alpha=_rounded(alpha), d=int(d), seed=int(seed),
+                            **extra)
+
+    @_memo
+    def two_layer_amp_markers(self, scale: str) -> list[dict]:
+        """GAMP-RIE at each figure skip and marker alpha: scales.<scale>.two_layer.amp seeds at its d."""
+        if not self.two_layer_planned():
+            return []
+        science, size = self.config["paper1"]["two_layer"], self.two_layer_size(scale)["amp"]
+        runs = []
+        for i, skip in enumerate(science["figure_skips"]):
+            for j, alpha in enumerate(science["amp"]["alphas"]):
+                for seed in range(int(size["seeds"])):
+                    runs.append(self._two_layer_run(
+                        "two_layer_amp_run", scale,
+                        {"skip": f"paper1.two_layer.figure_skips[{i}]", "alpha": f"paper1.two_layer.amp.alphas[{j}]",
+                         "d": f"scales.{scale}.two_layer.amp.d"}, skip=skip, alpha=alpha, d=size["d"], seed=seed))
+        return runs
+
+    @_memo
+    def two_layer_amp_trend_runs(self, scale: str) -> list[dict]:
+        """GAMP-RIE at paper1.two_layer.amp.trend's (c, alpha) over several d, or [] (no amp_trend at the scale)."""
+        if not self.two_layer_planned():
+            return []
+        trend = self.config["paper1"]["two_layer"]["amp"].get("trend")
+        size = self.two_layer_size(scale).get("amp_trend")
+        if not trend or not size:
+            return []
+        return [self._two_layer_run("two_layer_amp_run", scale,
+                                    {"skip": "paper1.two_layer.amp.trend.skip",
+                                     "alpha": "paper1.two_layer.amp.trend.alpha",
+                                     "d": f"scales.{scale}.two_layer.amp_trend.dims[{i}]"},
+                                    skip=trend["skip"], alpha=trend["alpha"], d=d, seed=seed)
+                for i, d in enumerate(size["dims"]) for seed in range(int(size["seeds"]))]
+
+    def two_layer_trend_table(self, scale: str) -> dict | None:
+        """The table whose SE the AMP trend is judged against (the trend's skip), or None without a trend."""
+        if not self.two_layer_amp_trend_runs(scale):
+            return None
+        skip = _rounded(self.config["paper1"]["two_layer"]["amp"]["trend"]["skip"])
+        for table in self.two_layer_tables(scale):
+            if table["skip"] == skip:
+                return table
+        raise ValueError(f"no two-layer table for the trend's skip c = {skip:g} (paper1.two_layer.skips)")
+
+    @_memo
+    def two_layer_gd_runs(self, scale: str) -> list[dict]:
+        """Two-layer GD at paper1.two_layer.gd's skips and alphas, or [] (no gd at the scale)."""
+        if not self.two_layer_planned():
+            return []
+        science = self.config["paper1"]["two_layer"].get("gd")
+        size = self.two_layer_size(scale).get("gd")
+        if not science or not size:
+            return []
+        return [self._two_layer_run("two_layer_gd_run", scale,
+                                    {"skip": f"paper1.two_layer.gd.skips[{i}]",
+                                     "alpha": f"paper1.two_layer.gd.alphas[{j}]",
+                                     "d": f"scales.{scale}.two_layer.gd.d", "inits": f"scales.{scale}.two_layer.gd.inits",
+                                     "steps": "paper1.two_layer.gd.steps"},
+                                    skip=skip, alpha=alpha, d=size["d"], seed=seed, inits=int(size["inits"]),
+                                    steps=int(science["steps"]))
+                for i, skip in enumerate(science["skips"]) for j, alpha in enumerate(science["alphas"])
+                for seed in range(int(size["seeds"]))]
 
     @_memo
     def figureS2_gen_curves(self, scale: str) -> list[dict]:
@@ -1628,6 +1771,9 @@ _NEEDS: dict[str, tuple[tuple[str, ...], Callable[[Plan, str], Needs]]] = {
         {"curves": column(plan.figureS2_gen_curves(s)), "amp": column(plan.figureS2_amp_curves(s))},
         {"curves": plan.figureS2_gen_curves(s),
          "amp_curves": Plan.without_runs(plan.figureS2_amp_curves(s))})),
+    "paper1_two_layer": (("curves", "amp"), lambda plan, s: Needs(
+        {"curves": column(plan.two_layer_figure_curves(s)), "amp": column(plan.two_layer_amp_markers(s))},
+        {"curves": plan.two_layer_figure_curves(s), "amp": plan.two_layer_amp_markers(s)})),
     "paper2_fig1": (("runs",), lambda plan, s: Needs(
         {"runs": column(plan.figure1_moment_runs(s)),
          "flows": column(plan.figure1_moment_runs(s), "flow_path"),
@@ -1680,6 +1826,12 @@ _NEEDS: dict[str, tuple[tuple[str, ...], Callable[[Plan, str], Needs]]] = {
     "claims_paper1_hardmax_tokens_amp": (("runs", "table"), lambda plan, s: Needs(
         {"runs": column(plan.tokens_amp_runs(s)), "table": plan.tokens_amp_table(s)["path"]},
         {"runs": plan.tokens_amp_runs(s), "table": plan.tokens_amp_table(s)})),
+    "claims_paper1_two_layer": (("tables", "curves", "trend", "trend_table", "gd"), lambda plan, s: Needs(
+        {"tables": column(plan.two_layer_tables(s)), "curves": column(plan.two_layer_curves(s)),
+         "trend": column(plan.two_layer_amp_trend_runs(s)), "gd": column(plan.two_layer_gd_runs(s))},
+        {"tables": plan.two_layer_tables(s), "curves": plan.two_layer_curves(s),
+         "trend": plan.two_layer_amp_trend_runs(s), "trend_table": plan.two_layer_trend_table(s),
+         "gd": plan.two_layer_gd_runs(s)})),
     "claims_paper2_dynamics": (
         ("figure2", "figureS3", "follow", "figure2_ensembles", "s3_ensembles", "velocity", "strong",
          "strong_sgd"),

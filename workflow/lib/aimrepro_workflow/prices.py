@@ -86,6 +86,22 @@ PRICES: dict[str, float] = {
     # per-sample calibration (aimrepro.paper1.hardmax_tokens.estimated_table_seconds)
     "fisher_table_second": 1.0,
     "tokens_se_point": 0.03,
+    # two attention layers (docs/paper1.md §14), from benchmarks/results/two_layer_quick.json and
+    # two_layer_referee.json (one process, CPU time on the shared machine under load ~20: upper
+    # estimates): a table's seconds come from the package's per-integral calibration
+    # (two_layer.fisher.estimated_table_seconds, fisher_table_second above); an SE point is its
+    # central, per-replicate and diagonal fixed points; an AMP iteration's overhead and its fibre
+    # integral per sample by how the fibre is integrated (two branches for c < 1, one for c < 2,
+    # the d-plane beyond: d = 40 markers at c = 0, 1, 10 and the c = 1 trend from d = 40 to 100);
+    # a GD step per student (d = 40, alpha 0.2 and 0.5, 8 students); a fibre integral of the
+    # threshold's Fisher estimate (claims)
+    "two_layer_se_point": 0.09,
+    "two_layer_amp_iteration": 2.5e-3,
+    "two_layer_amp_sample_two_branches": 40e-6,
+    "two_layer_amp_sample_one_branch": 15e-6,
+    "two_layer_amp_sample_plane": 6e-6,
+    "two_layer_gd_student_step": 4.5e-4,
+    "two_layer_threshold_integral": 1.5e-4,
     # generalisation error along an SE curve: nested quadrature per point (T = 3: 2 + 2 dimensions)
     "gen_point_softmax_T2": 0,
     "gen_point_softmax_T3": 0.08098,
@@ -127,6 +143,7 @@ STARTUP: dict[str, float] = {
     "fisher_table": 1.0, "tokens_se_curve": 1.0, "tokens_amp_run": 0.5, "se_generalisation": 0.3111,
     "flow_ensemble": 0.4157, "tied_velocity": 0, "untied_velocity": 0, "truncation_radius": 0,
     "untied_truncation": 0, "untied_decay": 0.58,
+    "two_layer_table": 1.0, "two_layer_se_curve": 1.0, "two_layer_amp_run": 0.5, "two_layer_gd_run": 0.5,
     "figure": 1.179, "claims_topic": 0.382, "claims": 0.132,
     # the token-law study (beyond both papers), set by hand until gather_job_costs.py refits them
     "token_law_amp": 0.3, "token_law_gd": 0.3, "token_law_theory": 0.5, "token_law_se_curve": 0.3,
@@ -143,6 +160,8 @@ TYPICAL: dict[str, float] = {
     "amp_iterations_hardmax_paper": 12.0,
     "amp_iterations_softmax": 499.0,
     "amp_iterations_tokens": 210.0,   # the sampled g_out never settles: `stationary` near 204
+    # two-layer GAMP-RIE: its sampled-quadrature messages jitter, runs end `stationary` after 70-130
+    "two_layer_amp_iterations": 100.0,
     "sgd_stop_fraction": 0.285,
     "untied_stop_fraction": 0.147,
     "tied_flow_rhs": 300.0,

@@ -15,7 +15,7 @@ from ..prices import PRICES, SIDECAR_BYTES, Work
 from . import Job, Kind, register
 
 #: Every figure of both papers, in the order of the plan (which ones a config draws: Plan.figures).
-FIGURES = ("paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2",
+FIGURES = ("paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2", "paper1_two_layer",
            "paper2_fig1", "paper2_fig2", "paper2_fig3", "paper2_fig4",
            "paper2_figS1", "paper2_figS2", "paper2_figS3", "paper2_figS4", "paper2_figS5",
            "paper2_figS6",
@@ -23,7 +23,7 @@ FIGURES = ("paper1_fig1", "paper1_fig2", "paper1_figS1", "paper1_figS2",
            "paper1_token_laws", "paper2_token_laws")
 #: Every claims topic: module aimrepro.claims.<topic>, rule claims_<topic>.
 TOPICS = ("paper1_theory", "paper1_amp", "paper1_gd", "paper1_hardmax_tokens",
-          "paper1_hardmax_tokens_amp", "paper2_dynamics", "paper2_moments", "paper2_untied",
+          "paper1_hardmax_tokens_amp", "paper1_two_layer", "paper2_dynamics", "paper2_moments", "paper2_untied",
           # beyond both papers: tokens that are not Gaussian
           "paper1_token_laws", "paper2_token_laws")
 
@@ -40,8 +40,16 @@ def _figure_work(job: Job) -> Work:
 
 def _topic_work(job: Job) -> Work:
     unit = job.kind.name
-    return Work("claims_topic", fixed={unit: 1.0} if unit in PRICES else {}, memory=200e6,
-                disk=SIDECAR_BYTES + 200_000.0)
+    fixed = {unit: 1.0} if unit in PRICES else {}
+    if unit == "claims_paper1_two_layer":
+        # the threshold measured on the fibre integral per skip (state_evolution.threshold_estimate)
+        # and the SE at the trend's point
+        plan = job.plan
+        threshold = plan.two_layer_size(job.scale)["threshold"]
+        fixed["two_layer_threshold_integral"] = (len(plan.config["paper1"]["two_layer"]["figure_skips"])
+                                                 * threshold["replicates"] * 2.0 ** threshold["log2_samples"])
+        fixed["two_layer_se_point"] = 1.0
+    return Work("claims_topic", fixed=fixed, memory=200e6, disk=SIDECAR_BYTES + 200_000.0)
 
 
 def _needs(job: Job):

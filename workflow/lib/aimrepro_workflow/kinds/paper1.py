@@ -454,3 +454,187 @@ TOKENS_AMP_RUN = register(Kind(
     reads=_AMP_READS,
     inputs=lambda job: {"data": dataset_path(job, "hardmax")},
     cached=True))
+
+
+# ---------------------------------------------------------------------------
+# two attention layers, T = 2 (docs/paper1.md §14; beyond the paper)
+
+
+@dataclass(frozen=True)
+class TwoLayerTableJob:
+    """The two-layer Fisher table of skip c (``two_layer.fisher.fisher_table``): nodes² points, QMC settings."""
+
+    rho: float
+    skip: float
+    nodes: int
+    log2_samples: int
+    replicates: int
+    seed: int
+
+
+def _two_layer_table(job: Job) -> TwoLayerTableJob:
+    from aimrepro.paper1.two_layer.fibre import check_skip
+
+    v = job.values
+    return TwoLayerTableJob(v["rho"], check_skip(v["skip"]), v["nodes"], v["log2_samples"], v["replicates"],
+                            v["seed"])
+
+
+def _two_layer_table_work(job: Job) -> Work:
+    """Fibre integrals: 2 nodes² replicates 2^k of them (the slope's second covariance doubles them),
+    priced by the package's own per-integral calibration (``fisher.estimated_table_seconds``)."""
+    from aimrepro.paper1.two_layer.fisher import estimated_table_seconds
+
+    table: TwoLayerTableJob = job.params
+    seconds = estimated_table_seconds(table.skip, nodes=table.nodes, log2_samples=table.log2_samples,
+                                      replicates=table.replicates)
+    points = float(table.nodes) ** 2 * table.replicates
+    # the QMC normals of one replicate (2^k × 8) and the per-node estimates (3 per sample, 3 estimators)
+    memory = R.BASE_BYTES + 8.0 * 2.0 ** table.log2_samples * (8 + 9 + 200)
+    return Work("two_layer_table", fixed={"fisher_table_second": seconds}, memory=memory,
+                disk=8.0 * 12 * points + SIDECAR_BYTES + 100_000.0)
+
+
+_TWO_LAYER_TABLE_FIELDS = {"rho": NUMBER_FIELD, "skip": NUMBER_FIELD, "nodes": INTEGER_FIELD,
+                           "log2_samples": INTEGER_FIELD, "replicates": INTEGER_FIELD, "seed": SEED}
+
+#: The whitened 2×2 Fisher information of two layers at skip c on a (V₁, V₂) grid, with its
+#: cross-term slope and V → 0 limit (aimrepro.paper1.two_layer.fisher, docs/paper1.md §14.4, §14.6):
+#: nodes per axis, 2^log2_samples QMC points per node and replicate.
+TWO_LAYER_TABLE = register(Kind(
+    "two_layer_table",
+    ResultPath("fisher", "two_layer_rho{rho}_c{skip}/k{nodes}_q{log2_samples}_r{replicates}_seed{seed}", ".npz",
+               _TWO_LAYER_TABLE_FIELDS),
+    params=_two_layer_table, work=_two_layer_table_work,
+    sizes={"nodes": 5, "log2_samples": 9, "replicates": 4}))
+
+
+def two_layer_table_path(job: Job) -> str:
+    """The table a two-layer SE curve reads (the same values, its path's fields)."""
+    return TWO_LAYER_TABLE.path.format(job.scale, **{name: job.values[name] for name in _TWO_LAYER_TABLE_FIELDS})
+
+
+@dataclass(frozen=True)
+class TwoLayerCurveJob:
+    """The two-layer SE along one α grid through a table: a fixed point per α and table replicate."""
+
+    table: TwoLayerTableJob
+    grid: Grid
+
+
+def _two_layer_curve_work(job: Job) -> Work:
+    """Per α: the central fixed point, one per table replicate and the diagonal one (~0.1 s together)."""
+    curve: TwoLayerCurveJob = job.params
+    n = curve.grid.n
+    return Work("two_layer_se_curve", fixed={"two_layer_se_point": n},
+                memory=R.BASE_BYTES + 50e6, disk=csv_bytes(n, 20))
+
+
+#: The two-layer state evolution (MMSE₁, MMSE₂ ± the table's noise, the cross term) of skip c along
+#: one α grid, through its table (aimrepro.paper1.two_layer.state_evolution.two_layer_curve).
+TWO_LAYER_SE_CURVE = register(Kind(
+    "two_layer_se_curve",
+    ResultPath("se", "two_layer_rho{rho}_c{skip}/alpha_{spacing}_{lo}_{hi}_n{n}_k{nodes}_q{log2_samples}"
+                     "_r{replicates}_seed{seed}", ".csv",
+               {**_TWO_LAYER_TABLE_FIELDS, "spacing": choice(SPACINGS), "lo": NUMBER_FIELD, "hi": NUMBER_FIELD,
+                "n": INTEGER_FIELD}),
+    params=lambda job: TwoLayerCurveJob(_two_layer_table(job), _grid(job)),
+    work=_two_layer_curve_work, sizes={"n": 15},
+    inputs=lambda job: {"table": two_layer_table_path(job)}))
+
+
+@dataclass(frozen=True)
+class TwoLayerRunJob:
+    """A two-layer dataset (sampled in the job: it is small and read once) and what runs on it."""
+
+    data: "TwoLayerSpec"  # noqa: F821 -- aimrepro.paper1.two_layer.model.TwoLayerSpec
+    stopping: dict
+
+
+#: Test sequences of a two-layer dataset: the runs score the teachers, not a test set.
+TWO_LAYER_TEST_SAMPLES = 10
+
+
+def _two_layer_spec(job: Job):
+    from aimrepro.paper1.two_layer.model import TwoLayerSpec
+
+    v = job.values
+    return TwoLayerSpec(rho=v["rho"], d=v["d"], alpha=v["alpha"], skip=v["skip"], replicate=v["seed"],
+                        n_test=TWO_LAYER_TEST_SAMPLES)
+
+
+def _fibre_kind(skip: float) -> str:
+    """How the fibre integral of skip c is done (``two_layer.fibre``): two branches, one, or the d-plane."""
+    from aimrepro.paper1.two_layer.fibre import PLANE_SKIP
+
+    return "plane" if skip >= PLANE_SKIP else ("two_branches" if skip < 1.0 else "one_branch")
+
+
+def _two_layer_amp_work(job: Job) -> Work:
+    """Per iteration: a fibre integral per sample (the two-layer g_out, ``two_layer.amp.output_messages``),
+    the index and back-projection GEMMs of both layers (8 n T d² flops) and two eigh (2 d³)."""
+    run: TwoLayerRunJob = job.params
+    spec, cap = run.data, int(run.stopping["max_iter"])
+    n, T, d = spec.n, spec.T, spec.d
+    # the tokens and labels, Ŝ, Ĉ and the eigendecompositions of both layers, the fibre nodes per
+    # sample, and the trace (nine numbers per iteration, at most the cap)
+    memory = R.BASE_BYTES + 8.0 * (4 * (n + spec.n_test) * T * d + 40.0 * d * d + 400.0 * n + 9.0 * cap)
+    return Work("two_layer_amp_run",
+                fixed={"normal": (n + spec.n_test) * T * d + 2 * d * spec.r, "flop": 4.0 * n * T * d * spec.r},
+                per_loop={"two_layer_amp_iteration": 1, "flop": 8.0 * n * T * d * d, "eigh": 2.0 * float(d) ** 3,
+                          f"two_layer_amp_sample_{_fibre_kind(spec.skip)}": n},
+                loop=min(cap, TYPICAL["two_layer_amp_iterations"]), loop_bound=cap, memory=memory,
+                disk=16.0 * d * d + 80.0 * cap + SIDECAR_BYTES)
+
+
+_TWO_LAYER_RUN_FIELDS = {"rho": NUMBER_FIELD, "skip": NUMBER_FIELD, "d": INTEGER_FIELD}
+_TWO_LAYER_SIZES = {"d": 40, "rho": 0.5, "alpha": 0.3}
+
+#: Two-layer GAMP-RIE (aimrepro.paper1.two_layer.amp, docs/paper1.md §14.7) on a dataset it samples
+#: (two_layer.model.sample_dataset, keyed by the config's seed and the run's values), stopped by
+#: paper1.two_layer.amp_solver.
+TWO_LAYER_AMP_RUN = register(Kind(
+    "two_layer_amp_run",
+    ResultPath("amp", "two_layer_rho{rho}_c{skip}_d{d}/alpha{alpha}_seed{seed}", ".npz",
+               {**_TWO_LAYER_RUN_FIELDS, "alpha": NUMBER_FIELD, "seed": SEED}, output="run"),
+    # max_iter is a value of its own: a size the config check can name
+    params=lambda job: TwoLayerRunJob(_two_layer_spec(job), {**job.values["stopping"],
+                                                              "max_iter": int(job.values["max_iter"])}),
+    work=_two_layer_amp_work,
+    sizes={**_TWO_LAYER_SIZES, "max_iter": 150},
+    reads={"stopping": Read("paper1.two_layer.amp_solver"),
+           "max_iter": Read("paper1.two_layer.amp_solver.max_iter")},
+    cached=True))
+
+
+def _two_layer_gd_work(job: Job) -> Work:
+    """Per Adam step and student: both layers' indices and back-projections (8 n T d r flops), the
+    attention and its backward pass (~40 n T² elements), Adam on 2 d r entries."""
+    run: TwoLayerRunJob = job.params
+    spec = run.data
+    K, steps = int(job.values["inits"]), int(job.values["steps"])
+    n, T, d, r = spec.n, spec.T, spec.d, spec.r
+    memory = R.BASE_BYTES + 8.0 * (2 * (n + spec.n_test) * T * d + 12.0 * n * T * r + 10.0 * d * r + 4.0 * d * d
+                                   + K * 2.0 * d * d)
+    return Work("two_layer_gd_run",
+                fixed={"normal": (n + spec.n_test) * T * d + 2 * d * r * (K + 1)},
+                per_loop={"two_layer_gd_student_step": K, "flop": 8.0 * K * n * T * d * r,
+                          "element": K * (40.0 * n * T * T + 24.0 * d * r)},
+                loop=steps, loop_bound=steps, memory=memory, disk=200.0 + SIDECAR_BYTES)
+
+
+#: K two-layer tied students trained by full-batch Adam (aimrepro.paper1.two_layer.gd, docs/paper1.md
+#: §14.8) on the dataset of the same values the AMP runs sample; the summary (single, averaged, A∞
+#: per layer) in an .npz.
+TWO_LAYER_GD_RUN = register(Kind(
+    "two_layer_gd_run",
+    ResultPath("gd", "two_layer_rho{rho}_c{skip}_d{d}_inits{inits}/alpha{alpha}_steps{steps}_seed{seed}", ".npz",
+               {**_TWO_LAYER_RUN_FIELDS, "inits": INTEGER_FIELD, "alpha": NUMBER_FIELD, "steps": INTEGER_FIELD,
+                "seed": SEED}, output="run"),
+    params=lambda job: TwoLayerRunJob(_two_layer_spec(job), {"lr": job.values["lr"],
+                                                              "init_scale": job.values["init_scale"],
+                                                              "steps": job.values["steps"]}),
+    work=_two_layer_gd_work,
+    sizes={**_TWO_LAYER_SIZES, "inits": 8, "steps": 1000},
+    reads={"lr": Read("paper1.two_layer.gd.lr"), "init_scale": Read("paper1.two_layer.gd.init_scale", 1.0)},
+    cached=True))
