@@ -66,7 +66,9 @@ def test_tiny_paper2_run_writes_results_with_sidecars(tiny_paper2_run):
     assert not_measured == ("Not measured at this scale: paper1_amp (no AMP sizes in scales.quick.amp); "
                             "paper1_gd (no GD sizes in scales.quick.gd); "
                             "paper1_hardmax_tokens (no paper1.hardmax_tokens in the config); "
-                            "paper1_two_layer (no paper1.two_layer in the config)")
+                            "paper1_two_layer (no paper1.two_layer in the config); "
+                            "paper1_token_laws (no paper1.token_laws in the config); "
+                            "paper2_token_laws (no paper2.token_laws in the config)")
 
 
 def test_the_registry_spells_each_sgd_run_as_its_script_does(tiny_paper2_run):

@@ -259,13 +259,6 @@ def _mean_sd(values: np.ndarray) -> tuple[float, float]:
     return float(ok.mean()), float(ok.std(ddof=1)) if ok.size > 1 else 0.0
 
 
-def _spread_over_d(values: Mapping[int, np.ndarray]) -> tuple[list[float], list[float], float,
-                                                               float]:
-    """Per-d means and s.d. over seeds, the spread of the means and the pooled s.d."""
-    means, sds = zip(*(_mean_sd(values[d]) for d in sorted(values)))
-    return list(means), list(sds), max(means) - min(means), math.sqrt(np.nanmean(np.square(sds)))
-
-
 def _flow_times(flows: Mapping[tuple[str, str, int], Sequence[Trajectory]], key,
                 threshold: float) -> str:
     """Mean weak-recovery time of the reference flows of one (param, link, d), as text."""
@@ -274,6 +267,48 @@ def _flow_times(flows: Mapping[tuple[str, str, int], Sequence[Trajectory]], key,
         return "n/a"
     ok = times[np.isfinite(times)]
     return f"{ok.mean():.3f}" if ok.size == times.size else f"≥ horizon in {times.size - ok.size}"
+
+
+def _tied_flat_row(claim_id: str, section: str, claim: str, values: Mapping[int, np.ndarray], flow_value: float,
+                   unit: str, *, all_recovered: bool, flows_text: str, eta: float, samples_row: bool) -> ClaimRow:
+    """A tied "flat in d" row ([P Cor. 3], a d → ∞ statement), judged where the paper makes it.
+
+    The per-d means of SGD's ``values`` (T_wr, or the same runs in samples)
+    are fitted as e∞ + b/d with their errors of the mean; the row passes when
+    the form is consistent and e∞ is the reference flows' d-independent value
+    (their mean over d; row ``p2-tied-flow-twr-flat`` checks they do not grow)
+    within :data:`FLOW_TWR_REL_TOL` of it + 2 s.e.  At finite d SGD escapes
+    earlier than its flow (by O(1/d), rows ``p2-s3-sgd-follows-flow-tied``),
+    so its T_wr rises with d toward the flow's: a spread of the means is not
+    evidence against the claim, and the note reports it with its errors.
+    """
+    dims = sorted(values)
+    stats_per_d = {d: mean_and_sem(np.asarray(values[d])[np.isfinite(values[d])]) for d in dims}
+    usable = [d for d in dims if stats_per_d[d][2] >= 2 and stats_per_d[d][1] > 0]
+    tolerance = FLOW_TWR_REL_TOL * flow_value
+    per_d = "; ".join(f"d={d}: {m:.4g} ± {se:.2g} ({n} runs)" for d, (m, se, n) in stats_per_d.items())
+    rise = ""
+    if len(usable) >= 2:
+        (m0, se0, _), (m1, se1, _) = stats_per_d[usable[0]], stats_per_d[usable[-1]]
+        rise = f"; from d = {usable[0]} to {usable[-1]} the mean changes by {m1 - m0:+.3g} ± {math.hypot(se0, se1):.2g}"
+    note = (f"{unit} mean ± error of the mean: {per_d}{rise}; reference flows' T_wr from the same initial states: "
+            f"{flows_text}" + ("" if all_recovered else "; some runs did not recover within the horizon"))
+    if samples_row:
+        note += (f"; with per-sample rate η/(d ln d), η = {eta:g}, N_wr/(d² ln d) = T_wr/(4η): the same runs as "
+                 "the T_wr row, in samples")
+    tolerance_text = (f"e∞ of e∞ + b/d within {FLOW_TWR_REL_TOL:g} × the flows' d-independent value "
+                      f"(+ 2 s.e.), the form consistent, s.e.(e∞) <= tolerance/2")
+    if len(usable) < 3 or not math.isfinite(flow_value) or not all_recovered:
+        why = ("some runs did not recover" if not all_recovered else
+               "no reference flow" if not math.isfinite(flow_value) else "fewer than three sizes")
+        return _row(id=claim_id, section=section, claim=claim, expected=flow_value, measured="not judged",
+                    tolerance=tolerance_text, verdict=INFORMATIONAL, note=f"{note}; not judged: {why}")
+    trend = fit_trend(usable, [stats_per_d[d][0] for d in usable], [stats_per_d[d][1] for d in usable],
+                      [stats_per_d[d][2] for d in usable])
+    passed = trend.consistent and abs(trend.limit - flow_value) <= tolerance + 2 * trend.limit_se
+    return _row(id=claim_id, section=section, claim=claim, expected=flow_value, measured=trend.limit,
+                tolerance=tolerance_text,
+                **judge_trend(trend, tolerance, passed, f"{note}; {trend.fit_text()}"))
 
 
 def weak_recovery_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
@@ -297,36 +332,26 @@ def weak_recovery_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]]
     out = []
     links = sorted({link for _, link, _ in scan})
     for link in links:
-        # tied: T_wr flat in d
+        # tied: T_wr flat in d, as d -> infinity ([P Cor. 3]): SGD's mean T_wr per d extrapolated
+        # (e∞ + b/d) against the reference flows' d-independent T_wr
         dims = sorted(d for p, l, d in scan if p == "tied" and l == link)
         summaries = {d: recovery_summary(scan[("tied", link, d)], threshold) for d in dims}
-        means, sds, spread, pooled = _spread_over_d({d: summaries[d]["times"] for d in dims})
         all_recovered = all(s["n_recovered"] == s["n_runs"] for s in summaries.values())
-        per_d = "; ".join(f"d={d}: {m:.3f}±{s:.3f}" for d, m, s in zip(dims, means, sds))
-        out.append(_row(
-            id=f"p2-tied-twr-flat-{link}", section="§5.1 T1, [P Cor. 3]",
-            claim=f"tied, {link}: the weak-recovery time in ODE units does not depend on d",
-            expected="spread over d within the seed spread",
-            measured=f"spread {spread:.3f}, pooled seed s.d. {pooled:.3f}",
-            tolerance="spread ≤ 2 × pooled s.d.", passed=all_recovered and spread <= 2 * pooled,
-            note=f"T_wr (|p12|/p22 ≥ {threshold}) mean ± s.d.: {per_d}"
-                 + ("" if all_recovered else "; some runs did not recover within the horizon")
-                 + "; matrix flow from the same initial states: "
-                 + ", ".join(f"d={d}: {_flow_times(scan_flows, ('tied', link, d), threshold)}"
-                             for d in dims)))
-        # sample complexity, same runs expressed in samples
-        smeans, _, sspread, spooled = _spread_over_d(
-            {d: summaries[d]["samples"] / (d * d * math.log(d)) for d in dims})
-        out.append(_row(
-            id=f"p2-tied-samples-d2logd-{link}", section="§2.4, [P eq. 21]",
-            claim=f"tied, {link}: with α_d = η/(d log d), N_wr/(d² log d) is flat in d",
-            expected="spread over d within the seed spread",
-            measured=f"spread {sspread:.4g}, pooled seed s.d. {spooled:.4g}",
-            tolerance="spread ≤ 2 × pooled s.d.", passed=all_recovered and sspread <= 2 * spooled,
-            note="N_wr/(d² ln d) mean: " + "; ".join(f"d={d}: {m:.4g}" for d, m in
-                                                    zip(dims, smeans))
-                 + f"; with per-sample rate η/(d ln d), η = {eta:g}, this equals T_wr/(4η): the "
-                   "same runs as the T_wr row, in samples"))
+        flow_times = np.concatenate([recovery_summary(scan_flows.get(("tied", link, d), []), threshold)["times"]
+                                     for d in dims] or [np.array([])])
+        flow_twr = float(np.mean(flow_times)) if flow_times.size and np.all(np.isfinite(flow_times)) else math.nan
+        flows_text = ", ".join(f"d={d}: {_flow_times(scan_flows, ('tied', link, d), threshold)}" for d in dims)
+        for claim_id, section, claim, scale, unit in (
+                (f"p2-tied-twr-flat-{link}", "§5.1 T1, [P Cor. 3]",
+                 f"tied, {link}: the weak-recovery time in ODE units does not depend on d (d → ∞)", 1.0, "T_wr"),
+                (f"p2-tied-samples-d2logd-{link}", "§2.4, [P eq. 21]",
+                 f"tied, {link}: with α_d = η/(d log d), N_wr/(d² log d) is flat in d (d → ∞)", 1.0 / (4 * eta),
+                 "N_wr/(d² ln d)")):
+            values = {d: summaries[d]["samples"] / (d * d * math.log(d)) if scale != 1.0 else summaries[d]["times"]
+                      for d in dims}
+            out.append(_tied_flat_row(claim_id, section, claim, values, flow_twr * scale, unit,
+                                      all_recovered=all_recovered, flows_text=flows_text, eta=eta,
+                                      samples_row=scale != 1.0))
         # direct: T_wr grows with d (or the runs stay trapped)
         dims = sorted(d for p, l, d in scan if p == "direct" and l == link)
         if len(dims) >= 2:
