@@ -154,6 +154,20 @@ def test_figure_amp_markers_and_their_unsettled_runs():
     assert len(hollow) == 1 and hollow[0].get_ydata()[0] == pytest.approx(0.9)
 
 
+def test_an_amp_mean_beyond_the_axis_is_marked_at_its_edge_with_its_value():
+    curves = [figure.curve_from_table(_curve(np.linspace(0.9, 0.1, ALPHA.size), np.linspace(0.8, 0.05, ALPHA.size)),
+                                      skip=10.0)]
+    runs = {0.3: [{"error1": 40.0, "error2": 0.1, "status": "converged"},
+                  {"error1": 52.0, "error2": 0.12, "status": "converged"}]}
+    fig, _ = _figure(curves, amp=[figure.amp_points_from_runs(10.0, runs)])
+    left, right = fig.axes[:2]
+    edge = [line for line in left.get_lines() if line.get_marker() == "^"]
+    assert len(edge) == 1 and edge[0].get_ydata()[0] == pytest.approx(left.get_ylim()[1])
+    assert [t.get_text() for t in left.texts] == ["46"]
+    assert not [line for line in right.get_lines() if line.get_marker() == "^"]
+    assert "GAMP-RIE off scale (mean)" in [t.get_text() for t in right.get_legend().get_texts()]
+
+
 def test_figure_refuses_missing_columns_and_no_curve():
     with pytest.raises(ValueError):
         figure.curve_from_table({"alpha": ALPHA}, skip=0.0)

@@ -7,7 +7,7 @@ solves one layer only.  Left: MMSE₁ (the first layer's S₁) against α; right
 MMSE₂.  One colour per skip strength c, the state evolution of §14.6 as lines
 (±2 s.e. of the tables' Monte-Carlo noise as a band), GAMP-RIE of §14.7 as
 markers (mean ± error of the mean over seeds; runs that did not settle hollow,
-apart), the one-layer softmax SE at T = 2 (black dashed) with its threshold
+apart; a mean beyond the axis an upward triangle at its edge with its value), the one-layer softmax SE at T = 2 (black dashed) with its threshold
 D(ρ)/4 and the two-layer threshold D(ρ)/2 (grey vertical lines), and the c → ∞
 limit (black dotted): layer 2 is the one-layer model, layer 1 starts at D/4 and
 follows m(α − D/4).  Drawing only: the workflow reads the tables and saves.
@@ -104,6 +104,19 @@ def skip_colours(skips: Sequence[float]) -> dict[float, str]:
     return dict(zip(distinct, SKIP_COLOURS))
 
 
+#: The top of both panels' error axis; GAMP-RIE means beyond it are marked at the edge (_mark_off_scale).
+_Y_TOP = 1.05
+
+
+def _mark_off_scale(ax, alpha: np.ndarray, mean: np.ndarray, colour: str) -> int:
+    """Upward triangles at the top edge for means beyond ``_Y_TOP``, each labelled with its value; their count."""
+    for a, m in zip(alpha, mean):
+        ax.plot([a], [_Y_TOP], linestyle="none", marker="^", markersize=1.8 * MARKER_SIZE, color=colour,
+                clip_on=False, zorder=5)
+        ax.annotate(f"{m:.3g}", (a, _Y_TOP), xytext=(3, -8), textcoords="offset points", fontsize=6, color=colour)
+    return len(alpha)
+
+
 def draw_two_layer_figure(curves: Sequence[TwoLayerCurve], *, one_layer_alpha: np.ndarray,
                           one_layer_mmse: np.ndarray, one_layer_converged: np.ndarray,
                           limit_alpha: np.ndarray, limit_mmse1: np.ndarray, limit_mmse2: np.ndarray,
@@ -124,7 +137,7 @@ def draw_two_layer_figure(curves: Sequence[TwoLayerCurve], *, one_layer_alpha: n
         raise ValueError("the two-layer figure needs at least one SE curve")
     colours = skip_colours([c.skip for c in curves] + [a.skip for a in amp])
     alpha_max = max(float(np.max(c.alpha)) for c in curves)
-    n_unconverged = 0
+    n_unconverged = n_off_scale = 0
     with figure_style():
         fig, axes = new_figure()
         for layer, ax in enumerate(axes):
@@ -143,15 +156,19 @@ def draw_two_layer_figure(curves: Sequence[TwoLayerCurve], *, one_layer_alpha: n
                 ax.axvline(value, color=_THRESHOLD_COLOUR, linestyle=style, linewidth=0.8, zorder=0)
             for points in amp:
                 colour = colours[points.skip]
-                ax.errorbar(points.alpha, points.mean[:, layer], yerr=points.sem[:, layer], linestyle="none",
+                mean = points.mean[:, layer]
+                shown = mean <= _Y_TOP
+                ax.errorbar(points.alpha[shown], mean[shown], yerr=points.sem[shown, layer], linestyle="none",
                             marker="o", markersize=1.6 * MARKER_SIZE, color=colour, elinewidth=ERRORBAR_WIDTH,
                             capsize=0, zorder=4)
                 hollow = np.isfinite(points.unsettled_mean[:, layer])
                 if hollow.any():
-                    ax.plot(points.alpha[hollow], points.unsettled_mean[hollow, layer], linestyle="none", marker="o",
-                            markersize=2.2 * MARKER_SIZE, markerfacecolor="none", markeredgecolor=colour,
-                            markeredgewidth=0.7, zorder=4)
-            ax.set(xlim=(0.0, 1.05 * alpha_max), ylim=(0.0, 1.05), xlabel=r"$\alpha = n/d^2$",
+                    ax.plot(points.alpha[hollow], np.minimum(points.unsettled_mean[hollow, layer], _Y_TOP),
+                            linestyle="none", marker="o", markersize=2.2 * MARKER_SIZE, markerfacecolor="none",
+                            markeredgecolor=colour, markeredgewidth=0.7, zorder=4)
+                # a mean beyond the axis is drawn at its top edge with its value, never dropped
+                n_off_scale += _mark_off_scale(ax, points.alpha[~shown], mean[~shown], colour)
+            ax.set(xlim=(0.0, 1.05 * alpha_max), ylim=(0.0, _Y_TOP), xlabel=r"$\alpha = n/d^2$",
                    ylabel=f"MMSE$_{layer + 1}$ (layer {layer + 1})")
         handles = [Line2D([], [], color=colours[c.skip], label=f"c = {c.skip:g}") for c in curves]
         handles += [Line2D([], [], color=LIMIT_COLOUR, linestyle="--", label="one layer"),
@@ -162,6 +179,9 @@ def draw_two_layer_figure(curves: Sequence[TwoLayerCurve], *, one_layer_alpha: n
         if amp:
             handles.append(Line2D([], [], color="0.3", marker="o", linestyle="none", markersize=1.6 * MARKER_SIZE,
                                   label="GAMP-RIE"))
+        if n_off_scale:
+            handles.append(Line2D([], [], color="0.3", marker="^", linestyle="none", markersize=1.6 * MARKER_SIZE,
+                                  label="GAMP-RIE off scale (mean)"))
         axes[1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False, fontsize=6.5)
         annotate_unconverged(fig, n_unconverged, sum(a.n_unsettled for a in amp))
     return fig, n_unconverged
