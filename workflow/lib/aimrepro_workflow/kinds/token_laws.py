@@ -123,8 +123,7 @@ TOKEN_LAW_AMP = register(Kind(
                 "alpha": NUMBER_FIELD, "law": LAW_TOKEN, "n": INTEGER_FIELD}),
     params=_token_law_amp, work=_token_law_amp_work,
     sizes=_sizes("T", "d", "rho", "alpha", "n", "max_iter"),
-    reads={"max_iter": Read("paper1.amp_solver.max_iter"), "base_seed": _BASE_SEED,
-           "dtype": Read("backend.dtype.amp", "float64")}))
+    reads={"max_iter": Read("paper1.amp_solver.max_iter"), "base_seed": _BASE_SEED}))
 
 
 @dataclass(frozen=True)
@@ -289,4 +288,4 @@ TOKEN_LAW_SGD = register(Kind(
                 "records": INTEGER_FIELD, "stop": STOP, "seed": SEED, "n": INTEGER_FIELD}, output="run"),
     params=_token_law_sgd, work=_token_law_sgd_work,
     sizes=_sizes("T", "d", "rho", "B", "horizon", "records", "n"),
-    reads={"threshold": Read("paper2.threshold"), "dtype": Read("backend.dtype.sgd", "float64")}))
+    reads={"threshold": Read("paper2.threshold")}))
