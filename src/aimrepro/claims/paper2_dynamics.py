@@ -341,17 +341,18 @@ def weak_recovery_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]]
                                      for d in dims] or [np.array([])])
         flow_twr = float(np.mean(flow_times)) if flow_times.size and np.all(np.isfinite(flow_times)) else math.nan
         flows_text = ", ".join(f"d={d}: {_flow_times(scan_flows, ('tied', link, d), threshold)}" for d in dims)
-        for claim_id, section, claim, scale, unit in (
+        tied_times = {d: summaries[d]["times"] for d in dims}
+        tied_samples = {d: summaries[d]["samples"] / (d * d * math.log(d)) for d in dims}
+        for claim_id, section, claim, values, expected, unit, samples_row in (
                 (f"p2-tied-twr-flat-{link}", "§5.1 T1, [P Cor. 3]",
-                 f"tied, {link}: the weak-recovery time in ODE units does not depend on d (d → ∞)", 1.0, "T_wr"),
+                 f"tied, {link}: the weak-recovery time in ODE units does not depend on d (d → ∞)", tied_times,
+                 flow_twr, "T_wr", False),
                 (f"p2-tied-samples-d2logd-{link}", "§2.4, [P eq. 21]",
-                 f"tied, {link}: with α_d = η/(d log d), N_wr/(d² log d) is flat in d (d → ∞)", 1.0 / (4 * eta),
-                 "N_wr/(d² ln d)")):
-            values = {d: summaries[d]["samples"] / (d * d * math.log(d)) if scale != 1.0 else summaries[d]["times"]
-                      for d in dims}
-            out.append(_tied_flat_row(claim_id, section, claim, values, flow_twr * scale, unit,
+                 f"tied, {link}: with α_d = η/(d log d), N_wr/(d² log d) is flat in d (d → ∞)", tied_samples,
+                 flow_twr / (4 * eta), "N_wr/(d² ln d)", True)):
+            out.append(_tied_flat_row(claim_id, section, claim, values, expected, unit,
                                       all_recovered=all_recovered, flows_text=flows_text, eta=eta,
-                                      samples_row=scale != 1.0))
+                                      samples_row=samples_row))
         # direct: T_wr grows with d (or the runs stay trapped)
         dims = sorted(d for p, l, d in scan if p == "direct" and l == link)
         if len(dims) >= 2:
