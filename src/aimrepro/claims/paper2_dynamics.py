@@ -349,7 +349,7 @@ def weak_recovery_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]]
                  flow_twr, "T_wr", False),
                 (f"p2-tied-samples-d2logd-{link}", "§2.4, [P eq. 21]",
                  f"tied, {link}: with α_d = η/(d log d), N_wr/(d² log d) is flat in d (d → ∞)", tied_samples,
-                 flow_twr / (4 * eta), "N_wr/(d² ln d)", True)):
+                 flow_twr * (1.0 / (4 * eta)), "N_wr/(d² ln d)", True)):
             out.append(_tied_flat_row(claim_id, section, claim, values, expected, unit,
                                       all_recovered=all_recovered, flows_text=flows_text, eta=eta,
                                       samples_row=samples_row))
