@@ -684,6 +684,7 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
     import numpy as np
 
     from aimrepro.backends import make_backend
+    from aimrepro.paper2.analysis import recovery_before_runaway
     from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
 
     try:
@@ -717,9 +718,11 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
             if name in trajectory.extra:
                 record[name] = trajectory.extra[name][i]
         _print_json(record)
-    _print_json({"weak_recovery_time": trajectory.weak_recovery_time(args.threshold),
-                 "threshold": args.threshold, "blew_up": bool(trajectory.blew_up),
-                 "t_blowup": None if not trajectory.blew_up else float(trajectory.t_blowup),
+    # a crossing at or after a blow-up (or a runaway of the state between records) is no recovery
+    t_wr, away = recovery_before_runaway(trajectory, args.threshold)
+    _print_json({"weak_recovery_time": t_wr if math.isfinite(t_wr) else None,
+                 "threshold": args.threshold, "blew_up": math.isfinite(away),
+                 "t_blowup": away if math.isfinite(away) else None,
                  "n_steps": int(np.max(trajectory.extra["n_steps"]))}
                 | ({} if spec.tokens.is_gaussian else {"tokens": spec.tokens.to_dict()}))
     return 0

@@ -151,7 +151,20 @@ def test_paper2_rows():
         # a run that blew up after crossing keeps its T_wr: no blow-up verdict
         runs[("direct", "h2", "sparse_p0.5", d)] = [summary(s, 0.6 + 0.002 * s + 1 / d, 0.6, 0.6, blew_up=s == 0)
                                                     for s in range(3)]
+        # trapped (direct S): an escape time growing like ln d
+        runs[("direct", "h2", "rademacher", d)] = [summary(s, 0.4 * math.log(d) + 0.01 * s, 0.6, 0.6)
+                                                   for s in range(3)]
     rows = by_id(paper2_token_laws_claims(runs, threshold=0.3))
+    # where the law's flow is trapped, SGD's T_wr must grow with d
+    assert rows["p2-tokens-direct-h2-rademacher-trapped"].verdict == "pass"
+    assert rows["p2-tokens-direct-h2-rademacher-trapped"].measured.startswith("dT_wr/d ln d = 0.400")
+    assert rows["p2-tokens-direct-h2-sparse_p0.5-trapped"].verdict == "FAIL"
+    assert rows["p2-tokens-tied-h2-rademacher-trapped"].verdict == "informational"  # every run censored alike
+    assert "no replicate spread" in rows["p2-tokens-tied-h2-rademacher-trapped"].note
+    assert not any(key.endswith("-trapped") for key in rows if "-tied-h2-sparse" in key or "student_t" in key)
+    two_sizes = {key: v for key, v in runs.items() if key[3] != 200}
+    short = by_id(paper2_token_laws_claims(two_sizes, threshold=0.3))["p2-tokens-direct-h2-rademacher-trapped"]
+    assert short.verdict == "informational" and "three sizes" in short.note
     assert rows["p2-tokens-tied-h2-sparse_p0.5-gaussian-flow"].verdict == "FAIL"
     assert rows["p2-tokens-tied-h2-sparse_p0.5-law-flow"].verdict == "pass"
     rademacher = rows["p2-tokens-tied-h2-rademacher-gaussian-flow"]
@@ -212,7 +225,7 @@ def trajectory(times, overlap, *, blew_up=False):
 
 
 def test_a_run_away_state_is_a_blow_up_and_its_crossing_does_not_count():
-    from aimrepro.paper2.analysis import law_run_summary, runaway_time
+    from aimrepro.paper2.analysis import law_run_summary, recovery_before_runaway, runaway_time
 
     t = np.linspace(0, 1, 11)
     sane = trajectory(t, 0.6 * t)
@@ -224,6 +237,14 @@ def test_a_run_away_state_is_a_blow_up_and_its_crossing_does_not_count():
     assert summary_wild["blew_up"] and math.isnan(summary_wild["sgd_t_wr"])
     summary_sane = law_run_summary(0, sane, sane, sane, 0.3)
     assert not summary_sane["blew_up"] and summary_sane["sgd_t_wr"] == pytest.approx(0.5)
+    # the helper `aimrepro sgd` reports with: the plain first crossing would be the runaway itself
+    assert 0.4 < wild.weak_recovery_time(0.3) <= 0.5
+    t_wr, away = recovery_before_runaway(wild, 0.3)
+    assert math.isnan(t_wr) and away == pytest.approx(0.5)
+    assert recovery_before_runaway(sane, 0.3)[0] == pytest.approx(0.5)
+    late = trajectory(t, 0.6 * t)
+    late.order[8:, list(ORDER_NAMES).index("Psi11")] = 1e4  # recovered at 0.5, ran away at 0.8: a valid T_wr
+    assert recovery_before_runaway(late, 0.3) == pytest.approx((0.5, 0.8))
 
 
 def test_paper2_figure_draws_sgd_flows_and_blowups():

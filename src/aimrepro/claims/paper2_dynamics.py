@@ -24,7 +24,7 @@ from scipy import stats
 
 from aimrepro.claims.strong_recovery import flow_rate_rows, sgd_rate_rows
 from aimrepro.claims.table import INFORMATIONAL, OVERSTATED, ClaimRow, claim_row, format_number
-from aimrepro.claims.trends import FiniteSizeTrend, fit_trend, judge_trend, mean_and_sem
+from aimrepro.claims.trends import FiniteSizeTrend, fit_trend, judge_trend, log_slope, mean_and_sem
 from aimrepro.paper2.analysis import overlap_change, recovery_summary
 from aimrepro.paper2.initial_velocity import cross_gradient_sign_table
 from aimrepro.paper2.sgd import ProblemSpec
@@ -664,30 +664,6 @@ def scan_flow_rows(scan: Mapping[tuple[str, str, int], Sequence[Trajectory]],
     return out
 
 
-def _log_slope(times: Mapping[int, np.ndarray]) -> tuple[float, float, list[tuple[int, float,
-                                                                                  float, int]]]:
-    """Weighted least-squares slope of the per-d mean against ln d, its s.e., and the per-d stats."""
-    dims = sorted(times)
-    rows = [(d, *mean_and_sem(times[d])) for d in dims]
-    x = np.log([r[0] for r in rows])
-    y = np.array([r[1] for r in rows])
-    s = np.array([r[2] for r in rows])
-    positive = np.isfinite(s) & (s > 0)
-    if not positive.any():
-        # no replicate spread at any d (e.g. every flow censored at the horizon): no error bar
-        slope = float(np.polyfit(x, y, 1)[0]) if len(dims) >= 2 else math.nan
-        return slope, math.nan, rows
-    s = np.where(positive, s, np.max(s[positive]))
-    w = 1.0 / s ** 2
-    design = np.stack([np.ones_like(x), x], axis=1)
-    cov = np.linalg.inv(design.T @ (design * w[:, None]))
-    coef = cov @ (design.T @ (w * y))
-    residual = (y - design @ coef) / s
-    dof = max(len(dims) - 2, 1)
-    inflation = max(1.0, float(residual @ residual) / dof)
-    return float(coef[1]), math.sqrt(cov[1, 1] * inflation), rows
-
-
 def flow_trend_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory]], *,
                     threshold: float) -> list[ClaimRow]:
     """Weak-recovery time of the reference flows against d, from finite-d initial states (S3).
@@ -709,7 +685,7 @@ def flow_trend_rows(ensembles: Mapping[tuple[str, str, int], Sequence[Trajectory
                  for d, runs in groups.items()}
         censored = {d: sum(not _crossing(run, threshold, horizon[d])[1] for run in runs)
                     for d, runs in groups.items()}
-        slope, se, rows = _log_slope(times)
+        slope, se, rows = log_slope(times)
         per_d = "; ".join(f"d = {d}: {m:.3f} ± {e:.2g} ({n} flows"
                           + (f", {censored[d]} not crossing" if censored[d] else "") + ")"
                           for d, m, e, n in rows)

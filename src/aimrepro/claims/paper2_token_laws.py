@@ -25,6 +25,15 @@ Where the flow compared is trapped at the uninformative start (h₂: both
 flows of direct S, and the law's flow of tied W with κ₄ = −2), its escape at
 finite d is driven by fluctuations it does not carry, as for the direct rows
 of Figure S3: only the trend judges, never the order-one rule.
+
+``p2-tokens-<param>-<link>-<law>-trapped``
+    where the law's flow is trapped, the d → ∞ statement that holds is the one
+    of [P Cor. 7]: no weak recovery on the time scale of the flow, i.e. SGD's
+    T_wr grows with d (slope of the per-d mean against ln d above two s.e.,
+    as the Figure S3 row ``p2-direct-flow-twr-grows-*``; three sizes or more).
+    For tied W with Rademacher tokens this is our prediction (ρ₀ = 0,
+    ``docs/paper2.md`` §10), against the flat T_wr of Gaussian tokens.  A run
+    that does not cross counts at its end, which can only lower the slope.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from aimrepro.claims.table import FAIL, INFORMATIONAL, ClaimRow, claim_row
-from aimrepro.claims.trends import UNTESTED_FORM, fit_finite_size, judge_trend, mean_and_sem
+from aimrepro.claims.trends import UNTESTED_FORM, fit_finite_size, judge_trend, log_slope, mean_and_sem
 from aimrepro.model import TokenLaw
 
 __all__ = ["FLOW_TWR_REL_TOL", "paper2_token_laws_claims"]
@@ -74,6 +83,37 @@ def _trapped(param: str, link: str, flow: str, law: TokenLaw) -> bool:
     return link == "h2" and (param == "direct" or (flow == "law_flow" and law.excess_kurtosis <= -2.0 + 1e-12))
 
 
+def _trapped_row(param: str, link: str, token: str, runs: Mapping[int, Sequence[Mapping]], diverges: bool,
+                 threshold: float) -> ClaimRow:
+    """SGD's T_wr grows with d where the law's flow is trapped (module notes, row ``...-trapped``)."""
+    dims = sorted(runs)
+    why = ("for tied W only through the tokens: kappa4 = -2 makes the trace part invisible, rho0 = 0 (ours)"
+           if param == "tied" else "as for Gaussian tokens ([P Cor. 7]), for every law")
+    row = functools.partial(
+        _row, id=f"p2-tokens-{param}-{link}-{token}-trapped", section=f"{_SECTION}, [P Cor. 7]",
+        claim=(f"{param}, {link}, {token} tokens: the law's flow is trapped at the uninformative start ({why}), "
+               f"so SGD's weak-recovery time grows with d"),
+        expected="slope in ln d > 2 s.e.", tolerance="slope > 2 s.e.")
+    if diverges:
+        return row(measured="SGD blew up", verdict=INFORMATIONAL, note="SGD blows up before weak recovery")
+    # a run not crossing counts at its end: a lower bound of its T_wr, which can only flatten the slope
+    times = {d: np.array([s["sgd_t_wr"] if math.isfinite(s["sgd_t_wr"]) else s["sgd_end"] for s in runs[d]])
+             for d in dims if runs[d]}
+    censored = {d: sum(not math.isfinite(s["sgd_t_wr"]) for s in runs[d]) for d in dims}
+    if len(times) < 3:
+        return row(measured="fewer than three sizes", verdict=INFORMATIONAL,
+                   note=f"a growth in ln d needs three sizes or more; sizes here: {', '.join(map(str, dims))}")
+    slope, se, stats = log_slope(times)
+    per_d = "; ".join(f"d = {d}: {m:.3f} ± {e:.2g} ({n} runs" + (f", {censored[d]} not crossing by their end"
+                                                                 if censored[d] else "") + ")"
+                      for d, m, e, n in stats)
+    note = f"SGD T_wr (|p12|/p22 >= {threshold:g}) mean ± error of the mean: {per_d}"
+    if not math.isfinite(se):
+        return row(measured=f"dT_wr/d ln d = {slope:.3f}", verdict=INFORMATIONAL,
+                   note=f"{note}; no replicate spread at any d, so no error bar for the slope")
+    return row(measured=f"dT_wr/d ln d = {slope:.3f} ± {se:.2g}", passed=bool(slope > 2 * se), note=note)
+
+
 def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Mapping]], threshold: float,
               tolerance: float) -> list[ClaimRow]:
     law = TokenLaw.parse(token)
@@ -88,6 +128,8 @@ def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Map
     diverges = 2 * len(blown[dims[-1]]) >= len(runs[dims[-1]])
     if not diverges:
         runs = {d: [s for s in runs[d] if s not in blown[d]] for d in dims}
+    if _trapped(param, link, "law_flow", law):
+        rows.append(_trapped_row(param, link, token, runs, diverges, threshold))
     unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
     for flow, words in (("gaussian_flow", "the Gaussian population flow (the paper's theory)"),
                         ("law_flow", f"the flow of the law's population loss, kappa4 = {law.excess_kurtosis:g} "

@@ -31,7 +31,7 @@ that more seeds or sizes are needed (:func:`judge_trend`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +40,7 @@ from scipy import stats
 from aimrepro.claims.table import FAIL, INFORMATIONAL, PASS
 from aimrepro.numerics.stats import mean_and_sem
 
-__all__ = ["FiniteSizeTrend", "fit_finite_size", "fit_trend", "judge_extrapolation", "judge_trend",
+__all__ = ["FiniteSizeTrend", "fit_finite_size", "fit_trend", "judge_extrapolation", "judge_trend", "log_slope",
            "line_at_zero", "mean_and_sem", "NOT_DECISIVE", "excess_verdict"]
 
 #: The χ² p-value below which the 1/d form is rejected.
@@ -245,3 +245,32 @@ def excess_verdict(fit: FiniteSizeTrend, tolerance: float) -> tuple[str, str]:
     if fit.consistent and fit.within(tolerance):
         return PASS, "the excess is consistent with a 1/d correction vanishing as d grows"
     return FAIL, "the excess does not extrapolate to the SE within the tolerance"
+
+
+def log_slope(times: Mapping[int, np.ndarray]) -> tuple[float, float, list[tuple[int, float, float, int]]]:
+    """Weighted least-squares slope of the per-d mean against ln d, its s.e., and the per-d stats.
+
+    A time that grows with d on the log d scale (an escape from an O(d^{-1/2})
+    overlap, ``docs/paper2.md`` §5.2) has a positive slope; the s.e. is
+    inflated by √(χ²/dof) when the line does not fit the errors of the mean.
+    Per-d rows are (d, mean, s.e., count).
+    """
+    dims = sorted(times)
+    rows = [(d, *mean_and_sem(times[d])) for d in dims]
+    x = np.log([r[0] for r in rows])
+    y = np.array([r[1] for r in rows])
+    s = np.array([r[2] for r in rows])
+    positive = np.isfinite(s) & (s > 0)
+    if not positive.any():
+        # no replicate spread at any d (e.g. every flow censored at the horizon): no error bar
+        slope = float(np.polyfit(x, y, 1)[0]) if len(dims) >= 2 else math.nan
+        return slope, math.nan, rows
+    s = np.where(positive, s, np.max(s[positive]))
+    w = 1.0 / s ** 2
+    design = np.stack([np.ones_like(x), x], axis=1)
+    cov = np.linalg.inv(design.T @ (design * w[:, None]))
+    coef = cov @ (design.T @ (w * y))
+    residual = (y - design @ coef) / s
+    dof = max(len(dims) - 2, 1)
+    inflation = max(1.0, float(residual @ residual) / dof)
+    return float(coef[1]), math.sqrt(cov[1, 1] * inflation), rows

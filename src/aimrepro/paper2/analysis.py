@@ -20,7 +20,8 @@ from aimrepro.paper2.trajectory import ORDER_NAMES, Trajectory, first_crossing_t
 from aimrepro.paper2.untied.fast import MeanLandscape
 
 __all__ = ["RUNAWAY_FACTOR", "escape_time", "initial_slope", "instability_time", "law_run_summary", "mean_at",
-           "overlap_change", "plateau_level", "recovery_summary", "runaway_time", "samples_per_time", "student_mean"]
+           "overlap_change", "plateau_level", "recovery_before_runaway", "recovery_summary", "runaway_time",
+           "samples_per_time", "student_mean"]
 
 
 def initial_slope(run: Trajectory, *, window: float = 0.1,
@@ -76,6 +77,20 @@ def runaway_time(run: Trajectory, factor: float = RUNAWAY_FACTOR) -> float:
     return min(times) if times else math.nan
 
 
+def recovery_before_runaway(run: Trajectory, threshold: float) -> tuple[float, float]:
+    """(weak-recovery time, runaway time) of a run; a crossing at or after the runaway is no recovery.
+
+    Both NaN where they do not occur.  After a runaway (:func:`runaway_time`)
+    the overlap ratio can take any value, so only a first crossing of
+    |p₁₂|/p₂₂ ≥ ``threshold`` strictly before it is a weak-recovery time
+    (``docs/paper2.md`` §10).  O(records).
+    """
+    away = runaway_time(run)
+    keep = run.t_ode < away if math.isfinite(away) else np.ones(len(run), bool)
+    t = first_crossing_time(run.t_ode[keep], np.abs(run.overlap_ratio[keep]), threshold)
+    return (math.nan if t is None else float(t)), away
+
+
 def law_run_summary(seed: int, sgd: Trajectory, gaussian_flow: Trajectory, law_flow: Trajectory,
                     threshold: float) -> dict:
     """One replicate of a token-law run (``docs/paper2.md`` §10): weak-recovery times of SGD and of both flows.
@@ -87,13 +102,12 @@ def law_run_summary(seed: int, sgd: Trajectory, gaussian_flow: Trajectory, law_f
     An SGD run that ran away (:func:`runaway_time`) counts as blown up there,
     and only a crossing before that counts.
     """
-    def time(run: Trajectory, before: float = math.inf) -> float:
-        keep = run.t_ode < before
-        t = first_crossing_time(run.t_ode[keep], np.abs(run.overlap_ratio[keep]), threshold)
+    def time(run: Trajectory) -> float:
+        t = first_crossing_time(run.t_ode, np.abs(run.overlap_ratio), threshold)
         return math.nan if t is None else float(t)
 
-    away = runaway_time(sgd)
-    return {"seed": int(seed), "sgd_t_wr": time(sgd, away if math.isfinite(away) else math.inf),
+    sgd_t_wr, away = recovery_before_runaway(sgd, threshold)
+    return {"seed": int(seed), "sgd_t_wr": sgd_t_wr,
             "sgd_end": float(sgd.t_ode[-1]) if len(sgd) else 0.0,
             "blew_up": math.isfinite(away), "t_blowup": away,
             "gaussian_flow_t_wr": time(gaussian_flow), "gaussian_flow_end": float(gaussian_flow.t_ode[-1]),
