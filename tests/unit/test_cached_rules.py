@@ -12,9 +12,10 @@ from conftest import REPO
 from aimrepro_workflow.kinds import KINDS
 
 #: The expensive kinds (docs/benchmarks.md, "Cost model"): SGD, untied SGD, GD, AMP, the flows,
-#: two-layer GAMP-RIE and GD.
+#: two-layer GAMP-RIE and GD, and the token-law GAMP-RIE, GD and SGD.
 EXPENSIVE = {"sgd_run", "untied_sgd_run", "gd_run", "amp_run", "tokens_amp_run", "reference_flow",
-             "flow_ensemble", "untied_theory", "two_layer_amp_run", "two_layer_gd_run"}
+             "flow_ensemble", "untied_theory", "two_layer_amp_run", "two_layer_gd_run",
+             "token_law_amp", "token_law_gd", "token_law_sgd"}
 
 RULE = re.compile(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", re.S | re.M)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -162,6 +163,11 @@ def test_paper2_rows():
     assert rows["p2-tokens-tied-h2-rademacher-trapped"].verdict == "informational"  # every run censored alike
     assert "no replicate spread" in rows["p2-tokens-tied-h2-rademacher-trapped"].note
     assert not any(key.endswith("-trapped") for key in rows if "-tied-h2-sparse" in key or "student_t" in key)
+    assert "T_wr does not grow" in rows["p2-tokens-direct-h2-sparse_p0.5-trapped"].note
+    noisy = {("direct", "h2", "rademacher", d): [summary(s, 2.0 + (-1) ** (s + d // 50), 0.6, 0.6) for s in range(3)]
+             for d in (50, 100, 200)}
+    undecided = by_id(paper2_token_laws_claims(noisy, threshold=0.3))["p2-tokens-direct-h2-rademacher-trapped"]
+    assert undecided.verdict == "informational" and "not decisive" in undecided.note
     two_sizes = {key: v for key, v in runs.items() if key[3] != 200}
     short = by_id(paper2_token_laws_claims(two_sizes, threshold=0.3))["p2-tokens-direct-h2-rademacher-trapped"]
     assert short.verdict == "informational" and "three sizes" in short.note
@@ -261,3 +267,11 @@ def test_paper2_figure_draws_sgd_flows_and_blowups():
     assert "1 of 1 SGD runs blew up or ran away" in fig._suptitle.get_text()
     assert np.allclose(direct.get_lines()[0].get_ydata(), 0.3 * t)
     assert tied.get_title().endswith("d = 100") and direct.get_title().endswith("d = 50")
+    assert tied.get_xscale() == direct.get_xscale() == "linear"  # the blow-up is at a recorded time
+    # a blow-up before the first record (Student-t within a few steps): the panel's time axis turns logarithmic
+    early = dataclasses.replace(trajectory(np.array([0.0]), np.array([0.0]), blew_up=True), t_blowup=0.004)
+    fig = draw_token_laws_dynamics({**sgd, ("tied", "student_t_nu5"): [early]}, law_flows,
+                                   {"tied": [trajectory(t, 0.4 * t)]}, dims={"tied": 100, "direct": 50}, threshold=0.3)
+    tied, direct = fig.axes[:2]
+    assert tied.get_xscale() == "log" and tied.get_xlim()[0] == pytest.approx(0.002) and "log" in tied.get_xlabel()
+    assert direct.get_xscale() == "linear"

@@ -18,8 +18,10 @@ rule token_law_amp:
     wildcard_constraints:
         **KINDS["token_law_amp"].path.constraints(),
     params:
+        **cache_key("token_law_amp"),
         base_seed=config["seed"],
         solver=config["paper1"]["amp_solver"],
+    cache: shared_cache("token_law_amp")
     threads: 1
     resources:
         **COSTS.resources("token_law_amp"),
@@ -38,8 +40,10 @@ rule token_law_gd:
     wildcard_constraints:
         **KINDS["token_law_gd"].path.constraints(),
     params:
+        **cache_key("token_law_gd"),
         base_seed=config["seed"],
         optimizer=config["paper1"]["figure2"]["right"].get("gd", {}).get("optimizer", {}),
+    cache: shared_cache("token_law_gd")
     threads: 1
     resources:
         **COSTS.resources("token_law_gd"),
@@ -92,7 +96,9 @@ rule token_law_sgd:
     wildcard_constraints:
         **KINDS["token_law_sgd"].path.constraints(),
     params:
+        **cache_key("token_law_sgd"),
         threshold=P2.get("threshold"),
+    cache: shared_cache("token_law_sgd")
     threads: 1
     resources:
         **COSTS.resources("token_law_sgd"),

@@ -131,8 +131,11 @@ class FiniteSizeTrend:
     def fit_text(self, digits: int = 3) -> str:
         p = "n/a" if math.isnan(self.p_value) else f"{self.p_value:.2g}"
         curvature = f", c = {self.curvature:.{digits}g}" if 2 in self.powers else ""
+        # with as many sizes as terms the fit passes through every point: there is no χ² to quote
+        form_test = (f"χ²/dof = {self.chi2:.2g}/{self.dof} (p = {p})" if self.dof >= 1
+                     else "no χ² (as many sizes as terms: the form is not tested)")
         return (f"fit {self.form}: e∞ = {self.limit:.{digits}g} ± {self.limit_se:.2g}, "
-                f"b = {self.slope:.{digits}g}{curvature}, χ²/dof = {self.chi2:.2g}/{self.dof} (p = {p})")
+                f"b = {self.slope:.{digits}g}{curvature}, {form_test}")
 
 
 def fit_finite_size(d: Sequence[int], mean: Sequence[float], sem: Sequence[float],

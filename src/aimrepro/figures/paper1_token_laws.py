@@ -6,7 +6,9 @@ mean GAMP-RIE error per law at the trend point's largest d.  Right: softmax
 against ᾱ_T = α(T² + T − 2); one SE for every law (the softmax information
 does not depend on the law), GAMP-RIE per law for T = 2 (circles) and T = 3
 (squares), and the mean of K GD students per law (crosses) against
-(1 + 1/K) SE (grey dashed).  Markers: mean ± error of the mean over the
+(1 + 1/K) SE (grey dashed).  The markers of one point are spread
+horizontally (per law, and per T on the right) so that none hides another:
+all are measured at the point's α.  Markers: mean ± error of the mean over the
 usable runs (converged or stationary; finished for GD); runs that diverged
 or stopped at the cap are not drawn, and their count is written on the
 figure.  Drawing only: the tables come from the workflow.
@@ -29,9 +31,18 @@ __all__ = ["LAW_COLOURS", "draw_token_laws_figure", "law_colour", "law_label", "
 
 #: One colour per law name (the Gaussian law is the theory's black).
 LAW_COLOURS = {"gaussian": LIMIT_COLOUR, "rademacher": "#577590", "sparse": "#43aa8b", "student_t": "#f3722c"}
-#: Horizontal offset of each law's markers, as a factor on the x axis, so that they do not overlap.
-_OFFSETS = {"gaussian": 1.0, "rademacher": 0.97, "sparse": 1.03, "student_t": 1.06}
+#: Markers of one point are spread horizontally so that they do not overlap (all are measured at the same
+#: x): law k of _LAW_ORDER sits at slot k - 1.5, a slot being a factor _LOG_SLOT on a log axis and
+#: _LINEAR_SLOT on the linear one, where the T = 2 and T = 3 groups also sit _T_SHIFT to either side.
+_LAW_ORDER = ("gaussian", "rademacher", "sparse", "student_t")
+_LOG_SLOT, _LINEAR_SLOT = 1.1, 0.012
+_T_SHIFT = {2: -0.03, 3: 0.03}
 _T_MARKERS = {2: "o", 3: "s"}
+
+
+def _spread(x: float, token: str, *, log: bool, shift: float = 0.0) -> float:
+    slot = _LAW_ORDER.index(TokenLaw.parse(token).name) - 1.5
+    return x * _LOG_SLOT ** slot if log else x + shift + _LINEAR_SLOT * slot
 
 
 def law_colour(token: str) -> str:
@@ -67,7 +78,7 @@ def _largest(tables: Mapping[tuple[str, int], Mapping], token: str) -> tuple[int
 
 
 def _markers(ax, x: float, tables, laws, *, marker: str, column: str = "error", label_runs: str,
-             dropped: list[str]) -> None:
+             dropped: list[str], log: bool = False, shift: float = 0.0) -> None:
     for token in laws:
         found = _largest(tables, token)
         if found is None:
@@ -75,7 +86,7 @@ def _markers(ax, x: float, tables, laws, *, marker: str, column: str = "error", 
         d, table = found
         mean, sem, n, total = marker_point(table, column)
         if n:
-            ax.errorbar([x * _OFFSETS[TokenLaw.parse(token).name]], [mean], yerr=[0.0 if np.isnan(sem) else sem],
+            ax.errorbar([_spread(x, token, log=log, shift=shift)], [mean], yerr=[0.0 if np.isnan(sem) else sem],
                         linestyle="none", marker=marker, markersize=1.8 * MARKER_SIZE, color=law_colour(token),
                         elinewidth=ERRORBAR_WIDTH, capsize=1.5, zorder=4)
         if n < total:
@@ -110,7 +121,7 @@ def draw_token_laws_figure(*, hardmax_point: Mapping, hardmax_curves: Mapping[st
                                          colour=law_colour(token), linestyle="-" if gaussian else "--",
                                          linewidth=1.2 if gaussian else 0.9)
         _markers(ax, hardmax_point["alpha"], hardmax_tables, hardmax_point["laws"], marker="o",
-                 label_runs="AMP runs", dropped=dropped)
+                 label_runs="AMP runs", dropped=dropped, log=True)
         alphas = np.concatenate([np.asarray(c["alpha"]) for c in hardmax_curves.values()])
         ax.set(xscale="log", xlim=(alphas.min(), alphas.max()), ylim=(0.0, 1.05), xlabel=r"$\alpha = n/d^2$",
                ylabel="Estimation error", title=rf"hardmax, $T = 2$, $\rho = {hardmax_point['rho']:g}$")
@@ -120,7 +131,7 @@ def draw_token_laws_figure(*, hardmax_point: Mapping, hardmax_curves: Mapping[st
         for point, tables in zip(softmax_points, softmax_tables):
             alpha_T = point["alpha"] * (point["T"] ** 2 + point["T"] - 2)
             _markers(ax_soft, alpha_T, tables, point["laws"], marker=_T_MARKERS.get(point["T"], "D"),
-                     label_runs=f"AMP runs at T = {point['T']}", dropped=dropped)
+                     label_runs=f"AMP runs at T = {point['T']}", dropped=dropped, shift=_T_SHIFT.get(point["T"], 0.0))
         if gd_point is not None and gd_tables:
             K = gd_point["inits"]
             x = np.asarray(softmax_curve["alphaT"], dtype=float)

@@ -6,7 +6,11 @@ replicate (thin solid lines, measured) and the flow of the law's population
 loss from the same initial state (dashed, our theory); in black dotted the
 Gaussian population flow (the paper's theory) of the same replicates; the
 grey line is the weak-recovery threshold.  A run that blew up or ran away
-(``analysis.runaway_time``) is drawn up to there and ends in a cross.  Drawing only: the trajectories come from the workflow.
+(``analysis.runaway_time``) is drawn up to there and ends in a cross.  When a
+panel's runs blow up before its first recorded time (Student-t tokens, within
+a few steps), its time axis is logarithmic, so that the crosses stand apart
+from the trajectories instead of in the axes' corner.  Drawing only: the
+trajectories come from the workflow.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
         fig, axes = new_figure()
         notes, laws = [], []
         for ax, param in zip(axes, PARAMS):
-            horizon = 0.0
+            horizon, first_record, blowups = 0.0, np.inf, []
             for flow in gaussian_flows.get(param, ()):
                 ax.plot(flow.t_ode, _overlap(flow), color=LIMIT_COLOUR, linestyle=":", linewidth=0.9)
                 horizon = max(horizon, float(flow.t_ode[-1]))
@@ -66,8 +70,11 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
                     if keep.any():
                         ax.plot(run.t_ode[keep], _overlap(run)[keep], color=colour, linewidth=0.6, alpha=0.8)
                         horizon = max(horizon, float(run.t_ode[keep][-1]))
+                    positive = run.t_ode[run.t_ode > 0]
+                    first_record = min(first_record, float(positive[0])) if positive.size else first_record
                     if np.isfinite(away):
                         blown += 1
+                        blowups.append(float(away))
                         last = min(1.0, _overlap(run)[keep][-1]) if keep.any() else 0.0
                         ax.plot([away], [last], marker="x", color=colour, markersize=4, linestyle="none")
                 if blown:
@@ -76,8 +83,15 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
                     if not TokenLaw.parse(token).is_gaussian:
                         ax.plot(flow.t_ode, _overlap(flow), color=colour, linestyle="--", linewidth=0.9)
             ax.axhline(threshold, color="0.6", linewidth=0.6)
-            ax.set(xlim=(0.0, horizon or 1.0), ylim=(0.0, 1.05), xlabel="t = αn/d" if param == "direct" else "t = 4αn/d",
-                   title=f"{param}, h2, one token, d = {dims.get(param, '?')}")
+            xlabel = "t = αn/d" if param == "direct" else "t = 4αn/d"
+            early = [t for t in blowups if 0 < t < first_record]
+            if early and horizon > 0:
+                # blow-ups within the first record interval: on a linear axis they sit on the origin
+                ax.set_xscale("log")
+                ax.set(xlim=(0.5 * min(early), horizon), xlabel=f"{xlabel} (log scale)")
+            else:
+                ax.set(xlim=(0.0, horizon or 1.0), xlabel=xlabel)
+            ax.set(ylim=(0.0, 1.05), title=f"{param}, h2, one token, d = {dims.get(param, '?')}")
         axes[0].set_ylabel(r"overlap $|p_{12}|/p_{22}$")
         handles = [Line2D([], [], color=law_colour(t), label=law_label(t)) for t in dict.fromkeys(laws)]
         handles += [Line2D([], [], color="0.3", linewidth=0.6, label="SGD (measured)"),

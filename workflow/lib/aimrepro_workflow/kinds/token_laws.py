@@ -123,7 +123,7 @@ TOKEN_LAW_AMP = register(Kind(
                 "alpha": NUMBER_FIELD, "law": LAW_TOKEN, "n": INTEGER_FIELD}),
     params=_token_law_amp, work=_token_law_amp_work,
     sizes=_sizes("T", "d", "rho", "alpha", "n", "max_iter"),
-    reads={"max_iter": Read("paper1.amp_solver.max_iter"), "base_seed": _BASE_SEED}))
+    reads={"max_iter": Read("paper1.amp_solver.max_iter"), "base_seed": _BASE_SEED}, cached=True))
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ TOKEN_LAW_GD = register(Kind(
     params=_token_law_gd, work=_token_law_gd_work,
     sizes=_sizes("T", "d", "rho", "alpha", "n", "inits", "steps"),
     reads={"optimizer": Read("paper1.figure2.right.gd.optimizer", {}),
-           "steps": Read("paper1.figure2.right.gd.optimizer.steps", 1000), "base_seed": _BASE_SEED}))
+           "steps": Read("paper1.figure2.right.gd.optimizer.steps", 1000), "base_seed": _BASE_SEED}, cached=True))
 
 
 # ---------------------------------------------------------------------------
@@ -288,4 +288,4 @@ TOKEN_LAW_SGD = register(Kind(
                 "records": INTEGER_FIELD, "stop": STOP, "seed": SEED, "n": INTEGER_FIELD}, output="run"),
     params=_token_law_sgd, work=_token_law_sgd_work,
     sizes=_sizes("T", "d", "rho", "B", "horizon", "records", "n"),
-    reads={"threshold": Read("paper2.threshold")}))
+    reads={"threshold": Read("paper2.threshold")}, cached=True))
