@@ -163,6 +163,11 @@ TYPICAL: dict[str, float] = {
     # two-layer GAMP-RIE: its sampled-quadrature messages jitter, runs end `stationary` after 70-130
     "two_layer_amp_iterations": 100.0,
     "sgd_stop_fraction": 0.285,
+    # token-law SGD (rule token_law_sgd) at horizons tied 16, direct 12: the mean end of a run over
+    # its horizon, measured on the referee runs (d = 50-200): Rademacher's trapped escapes 0.14-0.29,
+    # sparse 0.01-0.05, Student-t blows up within steps; Gaussian as Figure S3's
+    "token_law_stop_fraction_rademacher": 0.2, "token_law_stop_fraction_sparse": 0.035,
+    "token_law_stop_fraction_student_t": 0.001, "token_law_stop_fraction_gaussian": 0.285,
     "untied_stop_fraction": 0.147,
     "tied_flow_rhs": 300.0,
     "direct_flow_rhs": 820.0,

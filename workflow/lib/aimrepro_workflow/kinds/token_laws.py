@@ -266,7 +266,8 @@ def _token_law_sgd_work(job: Job) -> Work:
     """Per replicate: one SGD run (:func:`.paper2._sgd_work`) and two flows from its initial state, the
     Gaussian and the law's (one when the law is Gaussian; :func:`.paper2._one_flow`)."""
     run: TokenLawSGDJob = job.params
-    sgd = _sgd_work("token_law_sgd", "sgd_stop_fraction")(
+    # how far a run goes before its stop depends on the law: trapped escapes go far, blow-ups nowhere
+    sgd = _sgd_work("token_law_sgd", f"token_law_stop_fraction_{run.problem.tokens.name}")(
         SimpleNamespace(params=SGDJob(run.problem, run.settings, run.seeds[0])))
     flow = _one_flow(FlowJob(run.problem, run.settings.horizon, run.settings.n_records, 0.0, run.seeds[0]))
     flows = 1 if run.problem.tokens.is_gaussian else 2
