@@ -230,6 +230,21 @@ def trajectory(times, overlap, *, blew_up=False):
     return Trajectory(times, order, 100, blew_up, times[-1] if blew_up else math.nan, {})
 
 
+def test_a_size_where_most_runs_blow_up_leaves_the_trend():
+    runs = {("tied", "h2", "sparse_p0.5", d): [summary(s, 0.25 + 0.001 * s + 0.5 / d, 0.6, 0.25) for s in range(4)]
+            for d in (100, 150, 200)}
+    # d = 50: three of four runs blow up; the survivor is far off (a selected sample)
+    runs[("tied", "h2", "sparse_p0.5", 50)] = [summary(0, 0.9, 0.6, 0.25)] + [
+        summary(s, math.nan, 0.6, 0.25, end=0.01, blew_up=True) for s in range(1, 4)]
+    row = by_id(paper2_token_laws_claims(runs, threshold=0.3))["p2-tokens-tied-h2-sparse_p0.5-law-flow"]
+    assert row.verdict == "pass" and "left out of the trend" in row.note and "d=50" in row.note
+    assert "d = 50:" not in row.note  # no gap at d = 50 in the fit
+    # at the largest d the same blow-ups fail the row instead (SGD follows no flow)
+    runs[("tied", "h2", "sparse_p0.5", 200)] = runs[("tied", "h2", "sparse_p0.5", 50)]
+    assert by_id(paper2_token_laws_claims(runs, threshold=0.3))[
+        "p2-tokens-tied-h2-sparse_p0.5-gaussian-flow"].verdict == "FAIL"
+
+
 def test_a_run_away_state_is_a_blow_up_and_its_crossing_does_not_count():
     from aimrepro.paper2.analysis import law_run_summary, recovery_before_runaway, runaway_time
 

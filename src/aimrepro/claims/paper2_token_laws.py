@@ -16,7 +16,10 @@ q + (κ₄/2) D).  Rows, per parametrisation and law:
     smallest to the largest d, is a deviation of order one and fails the row
     without a fit (the only judgement possible with lower bounds).  When SGD
     blows up before crossing on half the runs of the largest d or more, the row
-    fails (SGD follows no flow); rarer blow-ups are left out and counted.
+    fails (SGD follows no flow); rarer blow-ups are left out and counted, and a
+    smaller d where half the runs or more blew up leaves the trend (its
+    survivors are a selected sample: the per-sample rate, largest at the
+    smallest d, is outside the law's stable range there).
 ``p2-tokens-<param>-<link>-<law>-law-flow``
     the same against the law's flow; informational when SGD diverges (the
     law's flow needs E x⁴ < ∞, SGD's loss E x⁸).
@@ -145,7 +148,15 @@ def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Map
     # SGD does not follow any flow when it blows up on half the runs of the largest d; rarer blow-ups
     # (the largest per-sample rate is at the smallest d) leave the other runs to be judged
     diverges = 2 * len(blown[dims[-1]]) >= len(runs[dims[-1]])
+    dropped = ""
     if not diverges:
+        # a smaller d where half the runs or more blew up is out of the stable range of the per-sample rate
+        # for this law (largest at the smallest d): its survivors are a selected sample, not the d's runs
+        unstable = [d for d in dims if 2 * len(blown[d]) >= len(runs[d])]
+        if unstable:
+            dropped = ("; left out of the trend, where half the runs or more blew up before crossing (the "
+                       "survivors are a selected sample): " + ", ".join(f"d={d}" for d in unstable))
+        dims = [d for d in dims if d not in unstable]
         runs = {d: [s for s in runs[d] if s not in blown[d]] for d in dims}
     if _trapped(param, link, "law_flow", law):
         rows.append(_trapped_row(param, link, token, runs, diverges, threshold))
@@ -180,7 +191,7 @@ def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Map
         counts = "; ".join(f"d={d}: {per_d[d].size} crossed, {bounds[d].size} not by their end, "
                            f"{missing[d]} {'flow' if missing[d] == 1 else 'flows'} not crossing" for d in dims)
         if where:
-            counts += f"; left out, blown up before crossing: {where}"
+            counts += f"; left out, blown up before crossing: {where}{dropped}"
         trapped = _trapped(param, link, flow, law)
         if trapped:
             counts += ("; the flow is trapped at the uninformative start (§10): its escape at finite d, "

@@ -59,7 +59,7 @@ def validated(config: dict[str, Any], schema: Mapping[str, Any], *, scales=None,
 def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` on the first cross-key violation; return None if there is none."""
     for check in (_scale, _se_width_ratios, _amp_plan, _paper2_families, _stop_overlaps, _figure_s6,
-                  _untied_strong_recovery, _hardmax_tokens, _two_layer, _trends, _token_laws):
+                  _untied_strong_recovery, _hardmax_tokens, _two_layer, _trends, _token_laws, _token_laws_paper2):
         problem = check(config)
         if problem:
             raise ConfigError(f"invalid config: {problem}")
@@ -266,6 +266,22 @@ def _token_laws(config) -> str | None:
             if isinstance(counts, list) and len(counts) != len(size["dims"]):
                 return (f"{key}.seeds = {counts}; allowed: one count, or one per d "
                         f"({len(size['dims'])} for dims {size['dims']})")
+    return None
+
+
+def _token_laws_paper2(config) -> str | None:
+    """Paper 2's token-law sizes: extra sizes only for a law of paper2.token_laws.laws, none already in dims."""
+    laws = (config.get("paper2", {}).get("token_laws") or {}).get("laws", [])
+    for scale in configured_scales(config):
+        sizes = config["scales"][scale].get("paper2", {}).get("token_laws") or {}
+        for param, per_law in (sizes.get("extra_dims") or {}).items():
+            for law, dims in per_law.items():
+                key = f"scales.{scale}.paper2.token_laws.extra_dims.{param}.{law}"
+                if law not in laws:
+                    return f"{key}; allowed: a law of paper2.token_laws.laws {laws}"
+                common = sorted(set(dims) & set(sizes["dims"].get(param, [])))
+                if common:
+                    return f"{key} = {dims}; allowed: sizes not in dims.{param} (repeated: {common})"
     return None
 
 

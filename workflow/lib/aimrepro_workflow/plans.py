@@ -332,7 +332,8 @@ class Plan:
         if p2_laws and p2_sizes:
             for param, dims in p2_sizes["dims"].items():
                 seeds = p2_sizes["seeds"] if isinstance(p2_sizes["seeds"], int) else p2_sizes["seeds"][param]
-                add(f"token_laws_sgd_{param}", len(p2_laws["laws"]) * len(dims) * seeds,
+                extra = sum(len(v) for v in (p2_sizes.get("extra_dims") or {}).get(param, {}).values())
+                add(f"token_laws_sgd_{param}", (len(p2_laws["laws"]) * len(dims) + extra) * seeds,
                     f"{s}.paper2.token_laws.seeds" + ("" if isinstance(p2_sizes["seeds"], int) else f".{param}"),
                     "token_law_sgd")
         two_layer, two_sizes = p1.get("two_layer"), preset.get("two_layer") or {}
@@ -1706,22 +1707,28 @@ class Plan:
             # replicates per job: one count, or one per parametrisation (as Figure S3's)
             per_param = not isinstance(sizes["seeds"], int)
             seeds = sizes["seeds"][param] if per_param else sizes["seeds"]
-            for i, d in enumerate(sizes["dims"].get(param, [])):
+            extra = (sizes.get("extra_dims") or {}).get(param, {})
+            # the common sizes for every law, then a law's extra sizes (extra_dims: flagged, not drawn)
+            sized = [(d, f"dims.{param}[{i}]", law, False) for i, d in enumerate(sizes["dims"].get(param, []))
+                     for law in science["laws"]]
+            sized += [(d, f"extra_dims.{param}.{law}[{i}]", law, True) for law in science["laws"]
+                      for i, d in enumerate(extra.get(law, []))]
+            for d, d_key, law, is_extra in sized:
                 lr = self.lr_rule(science["eta"], sizes["batch"], d)
-                keys = self._p2_keys(scale, "token_laws", ("records", "n", ("B", "batch"), ("d", f"dims.{param}[{i}]")),
+                keys = self._p2_keys(scale, "token_laws", ("records", "n", ("B", "batch"), ("d", d_key)),
                                      ("T", "rho", ("lr", "eta"), ("horizon", f"horizon.{param}")),
                                      n=f"scales.{scale}.paper2.token_laws.seeds" + (f".{param}" if per_param else ""))
-                for law in science["laws"]:
-                    job = self.job("token_law_sgd", scale, keys, param=param, link=science["link"], T=science["T"],
-                                   rho=science["rho"], normalisation=science["normalisation"], d=d, law=law, lr=lr,
-                                   B=sizes["batch"], horizon=science["horizon"][param], records=sizes["records"],
-                                   stop=science.get("stop_overlap"), seed=self._seed(0), n=seeds)
-                    runs.append(self._record({"path": job}, param=param, link=science["link"], law=law, d=int(d)))
+                job = self.job("token_law_sgd", scale, keys, param=param, link=science["link"], T=science["T"],
+                               rho=science["rho"], normalisation=science["normalisation"], d=d, law=law, lr=lr,
+                               B=sizes["batch"], horizon=science["horizon"][param], records=sizes["records"],
+                               stop=science.get("stop_overlap"), seed=self._seed(0), n=seeds)
+                runs.append(self._record({"path": job}, param=param, link=science["link"], law=law, d=int(d),
+                                         extra=is_extra))
         return runs
 
     def token_law_figure_runs(self, scale: str) -> list[dict]:
         """The paper-2 token-law runs the figure draws: each parametrisation's largest d."""
-        runs = self.token_law_sgd_runs(scale)
+        runs = [run for run in self.token_law_sgd_runs(scale) if not run["extra"]]
         largest = {}
         for run in runs:
             largest[run["param"]] = max(largest.get(run["param"], 0), run["d"])
