@@ -110,3 +110,25 @@ def test_flows_report_blow_up_and_check_arguments():
     untied_teacher = FactoredMatrix(np.ones((4, 2)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="symmetric teacher"):
         flows.solve_tied_flow(np.ones((4, 2)), untied_teacher, potential, [0.0, 1.0])
+
+
+@pytest.mark.parametrize("param", ["tied", "direct"])
+def test_a_flow_with_a_stop_overlap_ends_there_and_keeps_its_records_before(param):
+    """The stop event (as SGD's stop_overlap) changes no step: the records before it are the full flow's."""
+    spec = sgd.ProblemSpec(param, "h2", 1, 40, rho=0.5, normalisation="unit_variance")
+    times = np.linspace(0.0, 6.0, 61)
+    full = flows.reference_flow(spec, 5, times)
+    stopped = flows.reference_flow(spec, 5, times, stop_overlap=0.5)
+    k = len(stopped) - 1
+    assert 2 <= k < len(full)
+    np.testing.assert_array_equal(stopped.order[:k], full.order[:k])
+    np.testing.assert_array_equal(stopped.t_ode[:k], full.t_ode[:k])
+    # the last record is the stop: between two of the full flow's records, at overlap 0.5
+    assert full.t_ode[k - 1] < stopped.t_ode[-1] <= full.t_ode[k]
+    assert stopped.overlap_ratio[-1] == pytest.approx(0.5, abs=1e-6)
+    assert full.overlap_ratio[k] >= 0.5 > full.overlap_ratio[k - 1]
+    assert not stopped.blew_up and set(stopped.extra["status"]) == {0}
+    assert stopped.weak_recovery_time(0.3) == pytest.approx(full.weak_recovery_time(0.3), abs=0.02)
+    # a stop that is never reached: the whole horizon, bit for bit
+    never = flows.reference_flow(spec, 5, times, stop_overlap=1e9)
+    np.testing.assert_array_equal(never.order, full.order)

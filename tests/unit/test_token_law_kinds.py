@@ -115,20 +115,23 @@ def test_figures_and_topics_follow_the_config(plan):
     assert {(r["param"], r["d"]) for r in plan.token_law_figure_runs("quick")} == {("tied", 100), ("direct", 50)}
 
 
-def test_extra_sizes_of_one_law_are_run_and_claimed_but_not_drawn(plan):
+def test_a_law_with_its_own_sizes_runs_them_in_place_of_the_common_ones(plan):
     sizes = plan.config["scales"]["referee"]["paper2"]["token_laws"]
-    ((law, extra),) = sizes["extra_dims"]["tied"].items()
+    ((law, own),) = sizes["law_dims"]["tied"].items()
     runs = plan.token_law_sgd_runs("referee")
-    tied = {(r["law"], r["d"]) for r in runs if r["param"] == "tied"}
-    assert {(law, d) for d in extra} <= tied and not any((other, d) in tied for d in extra
-                                                          for other in plan.config["paper2"]["token_laws"]["laws"]
-                                                          if other != law)
-    flagged = [r for r in runs if r["extra"]]
-    assert {(r["law"], r["d"]) for r in flagged} == {(law, d) for d in extra}
-    job = plan.job_of("token_law_sgd", KINDS["token_law_sgd"].path.parse(flagged[0]["path"]))
-    assert job.keys["d"] == f"scales.referee.paper2.token_laws.extra_dims.tied.{law}[0]"
-    assert max(r["d"] for r in plan.token_law_figure_runs("referee") if r["param"] == "tied") == max(sizes["dims"]["tied"])
-    assert {r["path"] for r in flagged} <= set(plan.needs("claims_paper2_token_laws", "referee").inputs["runs"])
+    per_law = {}
+    for r in runs:
+        if r["param"] == "tied":
+            per_law.setdefault(r["law"], []).append(r["d"])
+    assert per_law[law] == own and set(own) != set(sizes["dims"]["tied"])
+    assert all(dims == sizes["dims"]["tied"] for other, dims in per_law.items() if other != law)
+    job = plan.job_of("token_law_sgd", KINDS["token_law_sgd"].path.parse(
+        next(r["path"] for r in runs if r["law"] == law and r["param"] == "tied")))
+    assert job.keys["d"] == f"scales.referee.paper2.token_laws.law_dims.tied.{law}[0]"
+    # the figure draws every law at the largest common size, which the law's own sizes include
+    drawn = {(r["law"], r["d"]) for r in plan.token_law_figure_runs("referee") if r["param"] == "tied"}
+    assert drawn == {(other, max(sizes["dims"]["tied"])) for other in per_law}
+    assert {r["path"] for r in runs} == set(plan.needs("claims_paper2_token_laws", "referee").inputs["runs"])
 
 
 def test_an_amp_table_round_trips_through_its_csv(tmp_path):
@@ -167,12 +170,12 @@ def test_law_replicates_round_trip_through_their_npz(tmp_path):
      r"scales.quick.token_laws.gd.seeds = \[2, 2, 2\]; allowed: one count, or one per d"),
     (lambda c: c["paper1"]["token_laws"].update(laws=["gaussian", "laplace"]),
      "paper1.token_laws.laws"),
-    (lambda c: c["scales"]["quick"]["paper2"]["token_laws"].update(extra_dims={"tied": {"sparse_p0.25": [300]}}),
-     r"scales.quick.paper2.token_laws.extra_dims.tied.sparse_p0.25; allowed: a law of paper2.token_laws.laws"),
-    (lambda c: c["scales"]["quick"]["paper2"]["token_laws"].update(extra_dims={"tied": {"rademacher": [100, 300]}}),
-     r"extra_dims.tied.rademacher = \[100, 300\]; allowed: sizes not in dims.tied \(repeated: \[100\]\)"),
-    (lambda c: c["scales"]["quick"]["paper2"]["token_laws"].update(extra_dims={"untied": {"rademacher": [300]}}),
-     "extra_dims"),
+    (lambda c: c["scales"]["quick"]["paper2"]["token_laws"].update(law_dims={"tied": {"sparse_p0.25": [100, 300]}}),
+     r"scales.quick.paper2.token_laws.law_dims.tied.sparse_p0.25; allowed: a law of paper2.token_laws.laws"),
+    (lambda c: c["scales"]["quick"]["paper2"]["token_laws"].update(law_dims={"tied": {"rademacher": [200, 300]}}),
+     r"law_dims.tied.rademacher = \[200, 300\]; allowed: sizes with the largest of dims.tied, 100"),
+    (lambda c: c["scales"]["quick"]["paper2"]["token_laws"].update(law_dims={"untied": {"rademacher": [300]}}),
+     "law_dims"),
 ])
 def test_a_token_law_config_that_cannot_run_is_refused_with_its_key(edit, message):
     from aimrepro.config import ConfigError

@@ -132,13 +132,26 @@ def _check_kurtosis(excess_kurtosis: float, potential: Potential) -> float:
     return float(excess_kurtosis)
 
 
+def _overlap_stop(stop_overlap: float, order_of):
+    """A terminal ``solve_ivp`` event: the overlap ratio |p₁₂|/p₂₂ of the state reaches ``stop_overlap``
+    (the flow's counterpart of SGD's ``stop_overlap``); ``order_of`` maps the state to its order parameters."""
+    def event(t, y, *args):
+        return order_of(y).overlap_ratio - stop_overlap
+    event.terminal = True
+    event.direction = 1
+    return event
+
+
 def solve_tied_flow(W0: np.ndarray, teacher: FactoredMatrix, potential: Potential,
                     times, *, weight_decay: float = 0.0, method: str = "RK45",
                     rtol: float = 1e-6, atol: float = 1e-9,
-                    blowup_factor: float = 1e3, excess_kurtosis: float = 0.0) -> Trajectory:
+                    blowup_factor: float = 1e3, excess_kurtosis: float = 0.0,
+                    stop_overlap: float | None = None) -> Trajectory:
     """Integrate the tied matrix flow from W(0) and record the order parameters at ``times``.
 
     ``excess_kurtosis``: κ₄ of the token law (module notes; T = 1 only).
+    ``stop_overlap``: end where the overlap ratio reaches it, with a last record there (as an
+    SGD run with that stop); the event costs one O(d² r) trace product per step.
 
     Returns
     -------
@@ -155,12 +168,16 @@ def solve_tied_flow(W0: np.ndarray, teacher: FactoredMatrix, potential: Potentia
     params = TiedFlowParams(teacher, potential, W0.shape, weight_decay,
                             _check_kurtosis(excess_kurtosis, potential))
     norm0 = float(np.linalg.norm(W0))
-    event = blowup_event(blowup_factor * norm0, np.linalg.norm)
+
+    def order_of(w: np.ndarray) -> OrderParameters:
+        return OrderParameters(*trace_products([FactoredMatrix(w.reshape(W0.shape)), teacher]))
+
+    events = [blowup_event(blowup_factor * norm0, np.linalg.norm)]
+    if stop_overlap is not None:
+        events.append(_overlap_stop(stop_overlap, order_of))
     sol = solve_ivp(tied_flow_rhs, (times[0], times[-1]), W0.ravel(), method=method,
-                    t_eval=times, args=(params,), rtol=rtol, atol=atol, events=event)
-    order = [OrderParameters(*trace_products([FactoredMatrix(w.reshape(W0.shape)), teacher]))
-             .as_vector() for w in sol.y.T]
-    return _trajectory(sol, order, W0.shape[0])
+                    t_eval=times, args=(params,), rtol=rtol, atol=atol, events=events)
+    return _trajectory(sol, lambda y: order_of(y).as_vector(), W0.shape[0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -197,39 +214,55 @@ def direct_ode_rhs(t: float, y: np.ndarray, params: DirectODEParams) -> np.ndarr
 def solve_direct_ode(initial: OrderParameters, potential: Potential, times, *, d: int,
                      weight_decay: float = 0.0, method: str = "RK45", rtol: float = 1e-8,
                      atol: float = 1e-11, blowup_factor: float = 1e6,
-                     excess_kurtosis: float = 0.0) -> Trajectory:
+                     excess_kurtosis: float = 0.0, stop_overlap: float | None = None) -> Trajectory:
     """Integrate the closed ODE of direct S from ``initial`` ([P Thm 4]).
 
     ``d`` only labels the trajectory (for the means m = √d t); the ODE is the
     d → ∞ limit, started from the given (finite-d or limiting) order parameters.
     ``excess_kurtosis``: κ₄ of the token law (module notes; T = 1 only).
+    ``stop_overlap``: end where the overlap ratio reaches it, with a last record there.
     """
     times = check_times(times)
     params = DirectODEParams(potential, weight_decay, _check_kurtosis(excess_kurtosis, potential))
     y0 = initial.as_vector()
     scale0 = float(np.max(np.abs(y0)))
-    event = blowup_event(blowup_factor * scale0, lambda y: float(np.max(np.abs(y))))
+    events = [blowup_event(blowup_factor * scale0, lambda y: float(np.max(np.abs(y))))]
+    if stop_overlap is not None:
+        events.append(_overlap_stop(stop_overlap, OrderParameters.from_vector))
     sol = solve_ivp(direct_ode_rhs, (times[0], times[-1]), y0, method=method, t_eval=times,
-                    args=(params,), rtol=rtol, atol=atol, events=event)
-    return _trajectory(sol, list(sol.y.T), d)
+                    args=(params,), rtol=rtol, atol=atol, events=events)
+    return _trajectory(sol, lambda y: np.asarray(y, dtype=float), d)
 
 
 
-def _trajectory(sol, order, d: int) -> Trajectory:
-    """Trajectory from a solve_ivp result; a terminal event or failure is a blow-up."""
-    n = sol.t.size
-    blew_up = sol.status != 0
+def _trajectory(sol, order_of, d: int) -> Trajectory:
+    """Trajectory from a solve_ivp result (``order_of``: a state to its order-parameter vector).
+
+    Events: [blow-up] or [blow-up, overlap stop].  A failure or the blow-up event is a
+    blow-up; the stop event ends the run normally, with its state as a last record
+    (status 0, as a run that reached its end).
+    """
+    t_events = list(sol.t_events or [])
+    stopped = sol.status == 1 and len(t_events) > 1 and t_events[1].size > 0
+    times, states = list(sol.t), list(sol.y.T)
+    if stopped and (not times or t_events[1][0] > times[-1]):
+        times.append(float(t_events[1][0]))
+        states.append(sol.y_events[1][0])
+    n = len(times)
+    blew_up = sol.status != 0 and not stopped
     t_blowup = math.nan
     if blew_up:
-        t_events = [te for te in (sol.t_events or []) if te.size]
-        t_blowup = float(t_events[0][0]) if t_events else float(sol.t[-1] if n else 0.0)
+        fired = [te for te in t_events if te.size]
+        t_blowup = float(fired[0][0]) if fired else float(sol.t[-1] if sol.t.size else 0.0)
+    status = 0 if stopped else sol.status
     extra = {"nfev": np.full(n, sol.nfev, dtype=np.int64),
-             "status": np.full(n, sol.status, dtype=np.int64)}
-    return Trajectory(sol.t, np.asarray(order).reshape(n, -1), d, bool(blew_up), t_blowup, extra)
+             "status": np.full(n, status, dtype=np.int64)}
+    order = np.asarray([order_of(y) for y in states], dtype=float).reshape(n, -1)
+    return Trajectory(np.asarray(times, dtype=float), order, d, bool(blew_up), t_blowup, extra)
 
 
 def reference_flow(spec: ProblemSpec, seed: int, times, *, weight_decay: float = 0.0,
-                   potential: Potential | None = None) -> Trajectory:
+                   potential: Potential | None = None, stop_overlap: float | None = None) -> Trajectory:
     """The theory curve of replicate ``seed`` of an SGD problem, from the same initial state.
 
     Tied: the matrix flow from the run's W(0) and S*; direct: the closed ODE
@@ -248,6 +281,8 @@ def reference_flow(spec: ProblemSpec, seed: int, times, *, weight_decay: float =
     weight_decay : float
     potential : Potential or None
         Default: ``Potential(spec.loss(), spec.T)``.
+    stop_overlap : float or None
+        End where |p₁₂|/p₂₂ reaches it (the flow's counterpart of SGD's stop).
     """
     if spec.param == "untied":
         raise ValueError("no reference flow for untied attention here: its fast–slow "
@@ -257,7 +292,7 @@ def reference_flow(spec: ProblemSpec, seed: int, times, *, weight_decay: float =
     kurtosis = spec.tokens.excess_kurtosis
     if spec.param == "tied":
         return solve_tied_flow(student.W, teacher, potential, times, weight_decay=weight_decay,
-                               excess_kurtosis=kurtosis)
+                               excess_kurtosis=kurtosis, stop_overlap=stop_overlap)
     initial = OrderParameters(*trace_products([student.matrix(), teacher]))
     return solve_direct_ode(initial, potential, times, d=spec.d, weight_decay=weight_decay,
-                            excess_kurtosis=kurtosis)
+                            excess_kurtosis=kurtosis, stop_overlap=stop_overlap)

@@ -8,7 +8,8 @@ claims read (:func:`aimrepro.paper2.analysis.law_run_summary`).  One call per
 trajectories are returned for the figure.
 
 Cost per replicate: the SGD run (O(B T d r) per step, tied; O(B T d²), direct)
-and two flows.
+and two flows, each ending, as SGD does, where the overlap ratio reaches the
+settings' ``stop_overlap`` (or at the horizon: a trapped flow runs to it).
 """
 
 from __future__ import annotations
@@ -57,8 +58,10 @@ def law_replicates(spec: ProblemSpec, settings: SGDSettings, seeds: Sequence[int
     summaries, trajectories = [], {}
     for seed in seeds:
         run = SGDRun(spec, settings, seed).run()
-        gaussian = reference_flow(replace(spec, tokens=GAUSSIAN), seed, times)
-        law = gaussian if spec.tokens.is_gaussian else reference_flow(spec, seed, times)
+        # the flows stop where SGD does (settings.stop_overlap): past it nothing is compared or drawn
+        stop = settings.stop_overlap
+        gaussian = reference_flow(replace(spec, tokens=GAUSSIAN), seed, times, stop_overlap=stop)
+        law = gaussian if spec.tokens.is_gaussian else reference_flow(spec, seed, times, stop_overlap=stop)
         summaries.append(law_run_summary(seed, run, gaussian, law, threshold))
         trajectories[seed] = (run, gaussian, law)
     return summaries, trajectories

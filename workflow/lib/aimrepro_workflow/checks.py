@@ -270,18 +270,20 @@ def _token_laws(config) -> str | None:
 
 
 def _token_laws_paper2(config) -> str | None:
-    """Paper 2's token-law sizes: extra sizes only for a law of paper2.token_laws.laws, none already in dims."""
+    """Paper 2's token-law sizes: a law's own sizes only for a law of paper2.token_laws.laws, and with the
+    largest of the common dims among them (the size the figure draws for every law)."""
     laws = (config.get("paper2", {}).get("token_laws") or {}).get("laws", [])
     for scale in configured_scales(config):
         sizes = config["scales"][scale].get("paper2", {}).get("token_laws") or {}
-        for param, per_law in (sizes.get("extra_dims") or {}).items():
+        for param, per_law in (sizes.get("law_dims") or {}).items():
             for law, dims in per_law.items():
-                key = f"scales.{scale}.paper2.token_laws.extra_dims.{param}.{law}"
+                key = f"scales.{scale}.paper2.token_laws.law_dims.{param}.{law}"
                 if law not in laws:
                     return f"{key}; allowed: a law of paper2.token_laws.laws {laws}"
-                common = sorted(set(dims) & set(sizes["dims"].get(param, [])))
-                if common:
-                    return f"{key} = {dims}; allowed: sizes not in dims.{param} (repeated: {common})"
+                drawn = max(sizes["dims"].get(param) or [0])
+                if drawn and drawn not in dims:
+                    return (f"{key} = {dims}; allowed: sizes with the largest of dims.{param}, {drawn} "
+                            f"(the figure's size)")
     return None
 
 

@@ -332,8 +332,9 @@ class Plan:
         if p2_laws and p2_sizes:
             for param, dims in p2_sizes["dims"].items():
                 seeds = p2_sizes["seeds"] if isinstance(p2_sizes["seeds"], int) else p2_sizes["seeds"][param]
-                extra = sum(len(v) for v in (p2_sizes.get("extra_dims") or {}).get(param, {}).values())
-                add(f"token_laws_sgd_{param}", (len(p2_laws["laws"]) * len(dims) + extra) * seeds,
+                own = (p2_sizes.get("law_dims") or {}).get(param, {})
+                n_sizes = sum(len(own.get(law, dims)) for law in p2_laws["laws"])
+                add(f"token_laws_sgd_{param}", n_sizes * seeds,
                     f"{s}.paper2.token_laws.seeds" + ("" if isinstance(p2_sizes["seeds"], int) else f".{param}"),
                     "token_law_sgd")
         two_layer, two_sizes = p1.get("two_layer"), preset.get("two_layer") or {}
@@ -1707,13 +1708,13 @@ class Plan:
             # replicates per job: one count, or one per parametrisation (as Figure S3's)
             per_param = not isinstance(sizes["seeds"], int)
             seeds = sizes["seeds"][param] if per_param else sizes["seeds"]
-            extra = (sizes.get("extra_dims") or {}).get(param, {})
-            # the common sizes for every law, then a law's extra sizes (extra_dims: flagged, not drawn)
-            sized = [(d, f"dims.{param}[{i}]", law, False) for i, d in enumerate(sizes["dims"].get(param, []))
-                     for law in science["laws"]]
-            sized += [(d, f"extra_dims.{param}.{law}[{i}]", law, True) for law in science["laws"]
-                      for i, d in enumerate(extra.get(law, []))]
-            for d, d_key, law, is_extra in sized:
+            own = (sizes.get("law_dims") or {}).get(param, {})
+            # the common sizes, or a law's own (law_dims) in their place
+            sized = [(d, f"dims.{param}[{i}]", law) for i, d in enumerate(sizes["dims"].get(param, []))
+                     for law in science["laws"] if law not in own]
+            sized += [(d, f"law_dims.{param}.{law}[{i}]", law) for law in science["laws"] if law in own
+                      for i, d in enumerate(own[law])]
+            for d, d_key, law in sized:
                 lr = self.lr_rule(science["eta"], sizes["batch"], d)
                 keys = self._p2_keys(scale, "token_laws", ("records", "n", ("B", "batch"), ("d", d_key)),
                                      ("T", "rho", ("lr", "eta"), ("horizon", f"horizon.{param}")),
@@ -1722,17 +1723,15 @@ class Plan:
                                rho=science["rho"], normalisation=science["normalisation"], d=d, law=law, lr=lr,
                                B=sizes["batch"], horizon=science["horizon"][param], records=sizes["records"],
                                stop=science.get("stop_overlap"), seed=self._seed(0), n=seeds)
-                runs.append(self._record({"path": job}, param=param, link=science["link"], law=law, d=int(d),
-                                         extra=is_extra))
+                runs.append(self._record({"path": job}, param=param, link=science["link"], law=law, d=int(d)))
         return runs
 
     def token_law_figure_runs(self, scale: str) -> list[dict]:
         """The paper-2 token-law runs the figure draws: each parametrisation's largest d."""
-        runs = [run for run in self.token_law_sgd_runs(scale) if not run["extra"]]
-        largest = {}
-        for run in runs:
-            largest[run["param"]] = max(largest.get(run["param"], 0), run["d"])
-        return [run for run in runs if run["d"] == largest[run["param"]]]
+        sizes = self.config["scales"][scale].get("paper2", {}).get("token_laws") or {}
+        # the largest common size (a law's own sizes include it: checks._token_laws_paper2)
+        largest = {param: max(dims) for param, dims in sizes.get("dims", {}).items() if dims}
+        return [run for run in self.token_law_sgd_runs(scale) if run["d"] == largest.get(run["param"])]
 
 
     # --- what each figure and claims topic reads ------------------------------------

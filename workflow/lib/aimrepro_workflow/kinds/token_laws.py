@@ -271,10 +271,12 @@ def _token_law_sgd_work(job: Job) -> Work:
         SimpleNamespace(params=SGDJob(run.problem, run.settings, run.seeds[0])))
     flow = _one_flow(FlowJob(run.problem, run.settings.horizon, run.settings.n_records, 0.0, run.seeds[0]))
     flows = 1 if run.problem.tokens.is_gaussian else 2
-    # the flows' loops are folded into fixed work: the job's loop is SGD's
+    # the flows' loops are folded into fixed work (the job's loop is SGD's); they stop where SGD does
+    # (token_law_runs.law_replicates), so they run the same typical share of the horizon
+    share = TYPICAL[f"token_law_stop_fraction_{run.problem.tokens.name}"] if run.settings.stop_overlap else 1.0
     fixed = {unit: flows * amount for unit, amount in flow.fixed.items()}
     for unit, amount in flow.per_loop.items():
-        fixed[unit] = fixed.get(unit, 0.0) + flows * amount * flow.loop
+        fixed[unit] = fixed.get(unit, 0.0) + flows * amount * flow.loop * share
     return _scaled(sgd, len(run.seeds), "token_law_sgd", fixed=fixed, memory=max(sgd.memory, flow.memory),
                    disk=len(run.seeds) * 3 * 8.0 * 20 * run.settings.n_records + SIDECAR_BYTES)
 
