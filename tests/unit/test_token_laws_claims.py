@@ -230,6 +230,17 @@ def trajectory(times, overlap, *, blew_up=False):
     return Trajectory(times, order, 100, blew_up, times[-1] if blew_up else math.nan, {})
 
 
+def test_a_gap_far_beyond_the_tolerance_fails_even_when_its_extrapolation_is_not_precise():
+    # a trapped flow (direct S): no order-one rule, only the trend; gaps of about -0.65 with a wide spread
+    runs = {("direct", "h2", "sparse_p0.5", d): [summary(s, 0.4 + 0.25 * (-1) ** s + 0.1 * (s % 3), 1.05, 0.45)
+                                                 for s in range(6)] for d in (50, 100, 150)}
+    rows = by_id(paper2_token_laws_claims(runs, threshold=0.3))
+    gaussian = rows["p2-tokens-direct-h2-sparse_p0.5-gaussian-flow"]
+    assert gaussian.verdict == "FAIL" and "beyond the tolerance by more than two s.e." in gaussian.note
+    assert "not decisive" not in gaussian.note
+    assert rows["p2-tokens-direct-h2-sparse_p0.5-law-flow"].verdict in ("pass", "informational")
+
+
 def test_a_size_where_most_runs_blow_up_leaves_the_trend():
     runs = {("tied", "h2", "sparse_p0.5", d): [summary(s, 0.25 + 0.001 * s + 0.5 / d, 0.6, 0.25) for s in range(4)]
             for d in (100, 150, 200)}

@@ -231,6 +231,12 @@ def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Map
             rows.append(row(measured=trend.limit, tolerance=tolerance_text, verdict=INFORMATIONAL,
                             note=f"{note}; {UNTESTED_FORM}"))
             continue
+        if math.isfinite(trend.limit_se) and not trend.within(scale):
+            # excluded from the tolerance band by more than two s.e.: decided, however large the s.e.
+            rows.append(row(measured=trend.limit, tolerance=tolerance_text, verdict=FAIL,
+                            note=f"{note}; e∞ is beyond the tolerance by more than two s.e.: the law's SGD "
+                                 f"does not follow this flow as d grows"))
+            continue
         rows.append(row(measured=trend.limit, tolerance=tolerance_text, **judge_trend(
             trend, scale, trend.consistent and trend.within(scale), note)))
     return rows
