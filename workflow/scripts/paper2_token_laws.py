@@ -20,7 +20,9 @@ def main(smk) -> None:
             law_flows[key] = [t[2] for t in trajectories.values()]
             # the Gaussian flows of a replicate do not depend on the law: drawn once per parametrisation
             gaussian_flows.setdefault(run["param"], [t[1] for t in trajectories.values()])
-            dims[run["param"]] = run["d"]
+            dims.setdefault(run["param"], set()).add(run["d"])
+        # a law with its own sizes may be drawn at another d than the others (plans.token_law_figure_runs)
+        dims = {param: ", ".join(map(str, sorted(sizes))) for param, sizes in dims.items()}
         fig = draw_token_laws_dynamics(sgd, law_flows, gaussian_flows, dims=dims,
                                        threshold=float(smk.params.threshold))
         job.save_figure(fig, "aimrepro paper 2 beyond the paper: tokens that are not Gaussian")

@@ -48,7 +48,7 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
     sgd : {(param, law token): SGD replicates at ``d``} (Gaussian tokens may be among them)
     law_flows : {(param, law token): the law's flows from the same initial states}
     gaussian_flows : {param: the Gaussian flows of the same replicates}
-    dims : {param: the dimension drawn} (for the titles); threshold : |p12|/p22 of weak recovery
+    dims : {param: the dimension(s) drawn, as written in the titles}; threshold : |p12|/p22 of weak recovery
     """
     with figure_style():
         fig, axes = new_figure()

@@ -270,20 +270,15 @@ def _token_laws(config) -> str | None:
 
 
 def _token_laws_paper2(config) -> str | None:
-    """Paper 2's token-law sizes: a law's own sizes only for a law of paper2.token_laws.laws, and with the
-    largest of the common dims among them (the size the figure draws for every law)."""
+    """Paper 2's token-law sizes: a law's own sizes only for a law of paper2.token_laws.laws."""
     laws = (config.get("paper2", {}).get("token_laws") or {}).get("laws", [])
     for scale in configured_scales(config):
         sizes = config["scales"][scale].get("paper2", {}).get("token_laws") or {}
         for param, per_law in (sizes.get("law_dims") or {}).items():
-            for law, dims in per_law.items():
-                key = f"scales.{scale}.paper2.token_laws.law_dims.{param}.{law}"
+            for law in per_law:
                 if law not in laws:
-                    return f"{key}; allowed: a law of paper2.token_laws.laws {laws}"
-                drawn = max(sizes["dims"].get(param) or [0])
-                if drawn and drawn not in dims:
-                    return (f"{key} = {dims}; allowed: sizes with the largest of dims.{param}, {drawn} "
-                            f"(the figure's size)")
+                    return (f"scales.{scale}.paper2.token_laws.law_dims.{param}.{law}; allowed: a law of "
+                            f"paper2.token_laws.laws {laws}")
     return None
 
 

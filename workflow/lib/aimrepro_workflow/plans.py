@@ -1729,9 +1729,15 @@ class Plan:
     def token_law_figure_runs(self, scale: str) -> list[dict]:
         """The paper-2 token-law runs the figure draws: each parametrisation's largest d."""
         sizes = self.config["scales"][scale].get("paper2", {}).get("token_laws") or {}
-        # the largest common size (a law's own sizes include it: checks._token_laws_paper2)
         largest = {param: max(dims) for param, dims in sizes.get("dims", {}).items() if dims}
-        return [run for run in self.token_law_sgd_runs(scale) if run["d"] == largest.get(run["param"])]
+        # per parametrisation and law, the run at the largest common size, or the law's own size nearest it
+        chosen: dict[tuple[str, str], dict] = {}
+        for run in self.token_law_sgd_runs(scale):
+            target = largest.get(run["param"], run["d"])
+            key = (run["param"], run["law"])
+            if key not in chosen or abs(run["d"] - target) < abs(chosen[key]["d"] - target):
+                chosen[key] = run
+        return list(chosen.values())
 
 
     # --- what each figure and claims topic reads ------------------------------------
