@@ -261,6 +261,10 @@ def test_a_size_where_most_runs_blow_up_leaves_the_trend():
     row = by_id(paper2_token_laws_claims(runs, threshold=0.3))["p2-tokens-tied-h2-sparse_p0.5-law-flow"]
     assert row.verdict == "pass" and "left out of the trend" in row.note and "d=50" in row.note
     assert "d = 50:" not in row.note  # no gap at d = 50 in the fit
+    two = {key: v for key, v in runs.items() if key[3] in (50, 100)}
+    one_left = by_id(paper2_token_laws_claims(two, threshold=0.3))["p2-tokens-tied-h2-sparse_p0.5-law-flow"]
+    assert one_left.verdict == "informational" and one_left.measured == "fewer than two sizes"
+    assert "horizon" not in one_left.note
     # at the largest d the same blow-ups fail the row instead (SGD follows no flow)
     runs[("tied", "h2", "sparse_p0.5", 200)] = runs[("tied", "h2", "sparse_p0.5", 50)]
     assert by_id(paper2_token_laws_claims(runs, threshold=0.3))[

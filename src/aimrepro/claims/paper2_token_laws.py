@@ -221,10 +221,15 @@ def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Map
                             f"a deviation of order one; {counts}; flow T_wr {times}")))
                 continue
         usable = {d: v for d, v in per_d.items() if v.size >= 2 and np.std(v) > 0}
-        if len(usable) < 2 or not math.isfinite(scale) or censored:
+        if censored:
             rows.append(row(measured="too few crossings", tolerance=tolerance_text, verdict=INFORMATIONAL,
-                            note=f"not every replicate of two sizes or more crosses with its flow within the "
-                                 f"horizons (a longer horizon is needed): {counts}; flow T_wr {times}"))
+                            note=f"not every replicate crosses with its flow within the horizon (a longer "
+                                 f"horizon is needed): {counts}; flow T_wr {times}"))
+            continue
+        if len(usable) < 2 or not math.isfinite(scale):
+            rows.append(row(measured="fewer than two sizes", tolerance=tolerance_text, verdict=INFORMATIONAL,
+                            note=f"a trend needs two sizes with two crossing runs or more (three to test its "
+                                 f"form); here: {counts}; flow T_wr {times}"))
             continue
         trend = fit_finite_size(list(usable), [float(v.mean()) for v in usable.values()],
                                 [float(v.std(ddof=1) / math.sqrt(v.size)) for v in usable.values()],
