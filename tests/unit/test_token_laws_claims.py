@@ -306,13 +306,16 @@ def test_paper2_figure_draws_sgd_flows_and_blowups():
     assert ":" in styles and "--" in styles  # the Gaussian flow, the law's flow
     assert any(line.get_marker() == "x" for line in tied.get_lines())  # the blow-up
     assert "1 of 1 SGD runs blew up or ran away" in fig._suptitle.get_text()
-    assert np.allclose(direct.get_lines()[0].get_ydata(), 0.3 * t)
+    assert np.allclose(direct.get_lines()[0].get_ydata(), 0.3 * t[1:])
     assert tied.get_title().endswith("d = 100") and direct.get_title().endswith("d = 50")
-    assert tied.get_xscale() == direct.get_xscale() == "linear"  # the blow-up is at a recorded time
-    # a blow-up before the first record (Student-t within a few steps): the panel's time axis turns logarithmic
+    # log time from the first record after 0 (t = 0.1 here); the t = 0 record is not drawn
+    assert tied.get_xscale() == direct.get_xscale() == "log" and "log" in tied.get_xlabel()
+    assert direct.get_xlim() == pytest.approx((0.05, 2.0))
+    drawn = [line for line in tied.get_lines() + direct.get_lines() if list(line.get_ydata()) != [0.3, 0.3]]
+    assert drawn and all(min(line.get_xdata()) > 0 for line in drawn if len(line.get_xdata()))
+    # a blow-up before the first record (Student-t within a few steps) widens the axis to show its cross
     early = dataclasses.replace(trajectory(np.array([0.0]), np.array([0.0]), blew_up=True), t_blowup=0.004)
     fig = draw_token_laws_dynamics({**sgd, ("tied", "student_t_nu5"): [early]}, law_flows,
                                    {"tied": [trajectory(t, 0.4 * t)]}, dims={"tied": 100, "direct": 50}, threshold=0.3)
     tied, direct = fig.axes[:2]
-    assert tied.get_xscale() == "log" and tied.get_xlim()[0] == pytest.approx(0.002) and "log" in tied.get_xlabel()
-    assert direct.get_xscale() == "linear"
+    assert tied.get_xlim()[0] == pytest.approx(0.002) and direct.get_xlim()[0] == pytest.approx(0.05)

@@ -6,10 +6,12 @@ replicate (thin solid lines, measured) and the flow of the law's population
 loss from the same initial state (dashed, our theory); in black dotted the
 Gaussian population flow (the paper's theory) of the same replicates; the
 grey line is the weak-recovery threshold.  A run that blew up or ran away
-(``analysis.runaway_time``) is drawn up to there and ends in a cross.  When a
-panel's runs blow up before its first recorded time (Student-t tokens, within
-a few steps), its time axis is logarithmic, so that the crosses stand apart
-from the trajectories instead of in the axes' corner.  Drawing only: the
+(``analysis.runaway_time``) is drawn up to there and ends in a cross.  Time is
+logarithmic, from the first record after t = 0: the laws' escape times span
+two decades (sparse tokens cross near 0.2, trapped ones near 5-10), and the
+Student-t runs, which blow up within a few steps, stand apart as crosses
+instead of in the axes' corner.  Runs and flows end at the stop overlap 0.5
+(or at the horizon when they do not reach it).  Drawing only: the
 trajectories come from the workflow.
 """
 
@@ -37,6 +39,12 @@ def _overlap(run: Trajectory) -> np.ndarray:
     return np.abs(run.overlap_ratio)
 
 
+def _after_zero(run: Trajectory, keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Times and overlaps of the records after t = 0 (and in ``keep``): what a log time axis can show."""
+    mask = run.t_ode > 0 if keep is None else keep & (run.t_ode > 0)
+    return run.t_ode[mask], _overlap(run)[mask]
+
+
 def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]],
                              law_flows: Mapping[tuple[str, str], Sequence[Trajectory]],
                              gaussian_flows: Mapping[str, Sequence[Trajectory]], *, dims: Mapping[str, int],
@@ -56,7 +64,7 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
         for ax, param in zip(axes, PARAMS):
             horizon, first_record, blowups = 0.0, np.inf, []
             for flow in gaussian_flows.get(param, ()):
-                ax.plot(flow.t_ode, _overlap(flow), color=LIMIT_COLOUR, linestyle=":", linewidth=0.9)
+                ax.plot(*_after_zero(flow), color=LIMIT_COLOUR, linestyle=":", linewidth=0.9)
                 horizon = max(horizon, float(flow.t_ode[-1]))
             for (p, token), runs in sorted(sgd.items()):
                 if p != param:
@@ -68,7 +76,7 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
                     away = runaway_time(run)
                     keep = run.t_ode < away if np.isfinite(away) else np.ones(len(run), dtype=bool)
                     if keep.any():
-                        ax.plot(run.t_ode[keep], _overlap(run)[keep], color=colour, linewidth=0.6, alpha=0.8)
+                        ax.plot(*_after_zero(run, keep), color=colour, linewidth=0.6, alpha=0.8)
                         horizon = max(horizon, float(run.t_ode[keep][-1]))
                     positive = run.t_ode[run.t_ode > 0]
                     first_record = min(first_record, float(positive[0])) if positive.size else first_record
@@ -81,16 +89,14 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
                     notes.append(f"{param}, {law_label(token)}: {blown} of {len(runs)} SGD runs blew up or ran away")
                 for flow in law_flows.get((param, token), ()):
                     if not TokenLaw.parse(token).is_gaussian:
-                        ax.plot(flow.t_ode, _overlap(flow), color=colour, linestyle="--", linewidth=0.9)
+                        ax.plot(*_after_zero(flow), color=colour, linestyle="--", linewidth=0.9)
             ax.axhline(threshold, color="0.6", linewidth=0.6)
             xlabel = "t = αn/d" if param == "direct" else "t = 4αn/d"
-            early = [t for t in blowups if 0 < t < first_record]
-            if early and horizon > 0:
-                # blow-ups within the first record interval: on a linear axis they sit on the origin
-                ax.set_xscale("log")
-                ax.set(xlim=(0.5 * min(early), horizon), xlabel=f"{xlabel} (log scale)")
-            else:
-                ax.set(xlim=(0.0, horizon or 1.0), xlabel=xlabel)
+            earliest = min([first_record, *(t for t in blowups if t > 0)])
+            ax.set_xscale("log")
+            if np.isfinite(earliest) and horizon > earliest:
+                ax.set_xlim(0.5 * earliest, horizon)
+            ax.set_xlabel(f"{xlabel} (log scale)")
             ax.set(ylim=(0.0, 1.05), title=f"{param}, h2, one token, d = {dims.get(param, '?')}")
         axes[0].set_ylabel(r"overlap $|p_{12}|/p_{22}$")
         handles = [Line2D([], [], color=law_colour(t), label=law_label(t)) for t in dict.fromkeys(laws)]
