@@ -305,7 +305,7 @@ def test_paper2_figure_draws_sgd_flows_and_blowups():
     styles = [line.get_linestyle() for line in tied.get_lines()]
     assert ":" in styles and "--" in styles  # the Gaussian flow, the law's flow
     assert any(line.get_marker() == "x" for line in tied.get_lines())  # the blow-up
-    assert "1 of 1 SGD runs blew up or ran away" in fig._suptitle.get_text()
+    assert fig._suptitle.get_text() == r"SGD runs that blew up or ran away (×): tied Student-t, $\nu$ = 5: 1/1"
     assert np.allclose(direct.get_lines()[0].get_ydata(), 0.3 * t[1:])
     assert tied.get_title().endswith("d = 100") and direct.get_title().endswith("d = 50")
     # log time from the first record after 0 (t = 0.1 here); the t = 0 record is not drawn
@@ -319,3 +319,8 @@ def test_paper2_figure_draws_sgd_flows_and_blowups():
                                    {"tied": [trajectory(t, 0.4 * t)]}, dims={"tied": 100, "direct": 50}, threshold=0.3)
     tied, direct = fig.axes[:2]
     assert tied.get_xlim()[0] == pytest.approx(0.002) and direct.get_xlim()[0] == pytest.approx(0.05)
+    # a trapped law flow that runs past every SGD run sets the axis' end
+    late = trajectory(np.linspace(0, 3, 31), 0.001 * np.linspace(0, 3, 31))
+    fig = draw_token_laws_dynamics(sgd, {**law_flows, ("tied", "rademacher"): [late]},
+                                   {"tied": [trajectory(t, 0.4 * t)]}, dims={"tied": 100, "direct": 50}, threshold=0.3)
+    assert fig.axes[0].get_xlim()[1] == pytest.approx(3.0)

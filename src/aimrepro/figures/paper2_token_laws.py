@@ -86,10 +86,11 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
                         last = min(1.0, _overlap(run)[keep][-1]) if keep.any() else 0.0
                         ax.plot([away], [last], marker="x", color=colour, markersize=4, linestyle="none")
                 if blown:
-                    notes.append(f"{param}, {law_label(token)}: {blown} of {len(runs)} SGD runs blew up or ran away")
+                    notes.append(f"{param} {law_label(token)}: {blown}/{len(runs)}")
                 for flow in law_flows.get((param, token), ()):
                     if not TokenLaw.parse(token).is_gaussian:
                         ax.plot(*_after_zero(flow), color=colour, linestyle="--", linewidth=0.9)
+                        horizon = max(horizon, float(flow.t_ode[-1]) if len(flow) else 0.0)
             ax.axhline(threshold, color="0.6", linewidth=0.6)
             xlabel = "t = αn/d" if param == "direct" else "t = 4αn/d"
             earliest = min([first_record, *(t for t in blowups if t > 0)])
@@ -104,5 +105,7 @@ def draw_token_laws_dynamics(sgd: Mapping[tuple[str, str], Sequence[Trajectory]]
                     Line2D([], [], color="0.3", linestyle="--", label="flow of the law's loss (ours)"),
                     Line2D([], [], color=LIMIT_COLOUR, linestyle=":", label="Gaussian flow (paper's theory)")]
         axes[1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False, fontsize=6)
-        annotate_unconverged(fig, 0, extra=notes)
+        # one short line: a note per law would overflow the figure's width
+        annotate_unconverged(fig, 0, extra=["SGD runs that blew up or ran away (×): " + "; ".join(notes)]
+                             if notes else ())
     return fig
