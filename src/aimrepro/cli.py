@@ -271,11 +271,11 @@ _SAMPLING_OPTIONS = ("T", "rho", "alpha", "d", "seed", "replicate", "test_sample
 _SAMPLING_REQUIRED = ("T", "rho", "alpha", "d", "seed")
 
 
-def _add_token_arguments(sub: argparse.ArgumentParser) -> None:
+def _add_token_arguments(sub: argparse.ArgumentParser, *, takes_dataset: bool = True) -> None:
     """--tokens and its parameters (``aimrepro.model.TokenLaw``; docs/paper1.md §13)."""
     sub.add_argument("--tokens", choices=TOKEN_LAW_NAMES, default=None,
                      help="law of the token coordinates, mean 0 and variance 1 (default gaussian, "
-                          "the papers'; with --dataset, the dataset's)")
+                          "the papers'" + ("; with --dataset, the dataset's)" if takes_dataset else ")"))
     sub.add_argument("--keep-prob", type=_finite_number(0.0, strict=True), default=None, metavar="P",
                      help="sparse tokens: probability in (0, 1] that a coordinate is kept")
     sub.add_argument("--dof", type=_finite_number(4.0, strict=True), default=None, metavar="NU",
@@ -634,7 +634,7 @@ def _sgd_arguments(sgd: argparse.ArgumentParser) -> None:
                      help="records on a uniform t_ode grid including 0 and H (default 101)")
     sgd.add_argument("--threshold", type=_positive_finite, default=0.3, metavar="C",
                      help="weak-recovery threshold on |p12|/p22 (default 0.3)")
-    _add_token_arguments(sgd)
+    _add_token_arguments(sgd, takes_dataset=False)
     _add_backend(sgd)
     _add_memory_limit(sgd)
     _add_quiet(sgd)

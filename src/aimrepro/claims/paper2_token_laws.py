@@ -96,19 +96,20 @@ def _trapped(param: str, link: str, flow: str, law: TokenLaw) -> bool:
     return link == "h2" and (param == "direct" or (flow == "law_flow" and law.excess_kurtosis <= -2.0 + 1e-12))
 
 
-def _trapped_row(param: str, link: str, token: str, runs: Mapping[int, Sequence[Mapping]], diverges: bool,
+def _trapped_row(param: str, link: str, token: str, runs: Mapping[int, Sequence[Mapping]], diverges: str,
                  threshold: float) -> ClaimRow:
     """SGD's T_wr grows with d where the law's flow is trapped (module notes, row ``...-trapped``)."""
     dims = sorted(runs)
     why = ("for tied W only through the tokens: kappa4 = -2 makes the trace part invisible, rho0 = 0 (ours)"
-           if param == "tied" else "as for Gaussian tokens ([P Cor. 7]), for every law")
+           if param == "tied" else "for every law, as for Gaussian tokens by [P Cor. 7]")
     row = functools.partial(
         _row, id=f"p2-tokens-{param}-{link}-{token}-trapped", section=f"{_SECTION}, [P Cor. 7]",
         claim=(f"{param}, {link}, {token} tokens: the law's flow is trapped at the uninformative start ({why}), "
                f"so SGD's weak-recovery time grows with d"),
         expected="slope in ln d > 2 s.e.", tolerance="slope > 2 s.e.")
     if diverges:
-        return row(measured="SGD blew up", verdict=INFORMATIONAL, note="SGD blows up before weak recovery")
+        return row(measured="SGD blew up", verdict=INFORMATIONAL,
+                   note=f"SGD blows up before weak recovery ({diverges}): no escape to time")
     # a run not crossing counts at its end: a lower bound of its T_wr, which can only flatten the slope
     times = {d: np.array([s["sgd_t_wr"] if math.isfinite(s["sgd_t_wr"]) else s["sgd_end"] for s in runs[d]])
              for d in dims if runs[d]}
@@ -162,7 +163,7 @@ def _rows_for(param: str, link: str, token: str, runs: Mapping[int, Sequence[Map
         dims = [d for d in dims if d not in unstable]
         runs = {d: [s for s in runs[d] if s not in blown[d]] for d in dims}
     if _trapped(param, link, "law_flow", law):
-        rows.append(_trapped_row(param, link, token, runs, diverges, threshold))
+        rows.append(_trapped_row(param, link, token, runs, where if diverges else "", threshold))
     unit = "t = 4αn/d" if param == "tied" else "t = αn/d"
     for flow, words in (("gaussian_flow", "the Gaussian population flow (the paper's theory)"),
                         ("law_flow", f"the flow of the law's population loss, kappa4 = {law.excess_kurtosis:g} "
