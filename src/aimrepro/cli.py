@@ -685,7 +685,7 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
 
     from aimrepro.backends import make_backend
     from aimrepro.paper2.analysis import recovery_before_runaway
-    from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings
+    from aimrepro.paper2.sgd import ProblemSpec, SGDRun, SGDSettings, step_time
 
     try:
         spec = ProblemSpec(args.param, args.link, args.T, args.d, rho=args.rho, beta=args.beta,
@@ -720,10 +720,13 @@ def _run_sgd(args: argparse.Namespace, subparser: argparse.ArgumentParser) -> in
         _print_json(record)
     # a crossing at or after a blow-up (or a runaway of the state between records) is no recovery
     t_wr, away = recovery_before_runaway(trajectory, args.threshold)
+    n_steps = int(np.max(trajectory.extra["n_steps"]))
+    if trajectory.blew_up:  # the steps run, to the one that blew up (past the last record)
+        n_steps = max(n_steps, round(trajectory.t_blowup / step_time(args.param, args.lr, args.d)))
     _print_json({"weak_recovery_time": t_wr if math.isfinite(t_wr) else None,
                  "threshold": args.threshold, "blew_up": math.isfinite(away),
                  "t_blowup": away if math.isfinite(away) else None,
-                 "n_steps": int(np.max(trajectory.extra["n_steps"]))}
+                 "n_steps": n_steps}
                 | ({} if spec.tokens.is_gaussian else {"tokens": spec.tokens.to_dict()}))
     return 0
 

@@ -45,6 +45,10 @@ def test_sgd_reports_a_blow_up():
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.splitlines()[-1])
     assert summary["blew_up"] is True and summary["t_blowup"] > 0
+    # the steps run reach the one that blew up (tied: 4 lr/d of paper time per step), past the last record
+    step = 4 * 5 / 30
+    assert summary["n_steps"] == round(summary["t_blowup"] / step) >= 1
+    assert summary["weak_recovery_time"] is None or summary["weak_recovery_time"] < summary["t_blowup"]
 
 
 @pytest.mark.parametrize(("changes", "names"), [
