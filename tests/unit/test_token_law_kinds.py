@@ -186,3 +186,4 @@ def test_a_token_law_config_that_cannot_run_is_refused_with_its_key(edit, messag
     edit(config)
     with pytest.raises(ConfigError, match=message):
         validated(config)
+

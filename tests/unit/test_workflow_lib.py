@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import (REPO,  # conftest also puts workflow/lib on sys.path
-                      tiny_paper1_config, tiny_paper2_config, validated)
+                      repository_config, tiny_paper1_config, tiny_paper2_config, validated)
 
 from aimrepro.config import ConfigError, validate_config
 from aimrepro.paper1.channels import CHANNELS
@@ -518,3 +518,15 @@ def test_figure_s3_replicates_may_differ_per_parametrisation(config):
         for d in config["scales"]["referee"]["paper2"]["figureS3"]["dims"][param]:
             per_link = {run["link"] for run in runs if run["param"] == param}
             assert sum(run["param"] == param and run["d"] == d for run in runs) == count * len(per_link)
+
+
+@pytest.mark.parametrize("section, allowed", [
+    ("hardmax_tokens", "a mapping {Ts, n_reference} (the Fisher tables of paper1.hardmax_tokens at this scale)"),
+    ("two_layer", "a mapping {se_points, table, threshold, amp} (the sizes of paper1.two_layer at this scale)"),
+])
+def test_a_scale_without_a_configured_study_s_sizes_is_refused_naming_it(section, allowed):
+    config = repository_config()
+    del config["scales"]["quick"][section]
+    with pytest.raises(ConfigError) as caught:
+        validated(config)
+    assert str(caught.value) == f"invalid config: scales.quick.{section} is missing; allowed: {allowed}"

@@ -163,10 +163,11 @@ def _hardmax_tokens(config) -> str | None:
     if table["degree"] >= table["nodes"]:
         return (f"paper1.hardmax_tokens.table.degree = {table['degree']}; allowed: an integer < "
                 f"table.nodes = {table['nodes']}")
+    missing = _missing_scale_section(config, "hardmax_tokens", "a mapping {Ts, n_reference} (the Fisher tables "
+                                                              "of paper1.hardmax_tokens at this scale)")
+    if missing:
+        return missing
     for scale in configured_scales(config):
-        if "hardmax_tokens" not in config["scales"][scale]:
-            return (f"scales.{scale}.hardmax_tokens is missing; allowed: a mapping {{Ts, n_reference}} "
-                    "(the Fisher tables of paper1.hardmax_tokens at this scale)")
         sizes = config["scales"][scale]["hardmax_tokens"]
         amp = science.get("amp")
         if amp and "amp" in sizes and amp["T"] not in sizes["Ts"]:
@@ -189,10 +190,15 @@ def _two_layer(config) -> str | None:
     if trend and float(trend["skip"]) not in skips:
         return (f"paper1.two_layer.amp.trend.skip = {trend['skip']:g}; allowed: one of paper1.two_layer.skips "
                 f"{science['skips']} (the trend is judged against that table's SE)")
+    return _missing_scale_section(config, "two_layer", "a mapping {se_points, table, threshold, amp} (the sizes "
+                                                       "of paper1.two_layer at this scale)")
+
+
+def _missing_scale_section(config, section: str, allowed: str) -> str | None:
+    """The refusal for the first configured scale without ``scales.<scale>.<section>``, or None."""
     for scale in configured_scales(config):
-        if "two_layer" not in config["scales"][scale]:
-            return (f"scales.{scale}.two_layer is missing; allowed: a mapping {{se_points, table, threshold, amp}} "
-                    "(the sizes of paper1.two_layer at this scale)")
+        if section not in config["scales"][scale]:
+            return f"scales.{scale}.{section} is missing; allowed: {allowed}"
     return None
 
 
