@@ -267,13 +267,14 @@ def _token_law_sgd_work(job: Job) -> Work:
     Gaussian and the law's (one when the law is Gaussian; :func:`.paper2._one_flow`)."""
     run: TokenLawSGDJob = job.params
     # how far a run goes before its stop depends on the law: trapped escapes go far, blow-ups nowhere
-    sgd = _sgd_work("token_law_sgd", f"token_law_stop_fraction_{run.problem.tokens.name}")(
-        SimpleNamespace(params=SGDJob(run.problem, run.settings, run.seeds[0])))
+    stop_fraction = f"token_law_stop_fraction_{run.problem.tokens.name}"
+    sgd = _sgd_work("token_law_sgd", stop_fraction)(SimpleNamespace(params=SGDJob(run.problem, run.settings,
+                                                                                   run.seeds[0])))
     flow = _one_flow(FlowJob(run.problem, run.settings.horizon, run.settings.n_records, 0.0, run.seeds[0]))
     flows = 1 if run.problem.tokens.is_gaussian else 2
     # the flows' loops are folded into fixed work (the job's loop is SGD's); they stop where SGD does
     # (token_law_runs.law_replicates), so they run the same typical share of the horizon
-    share = TYPICAL[f"token_law_stop_fraction_{run.problem.tokens.name}"] if run.settings.stop_overlap else 1.0
+    share = TYPICAL[stop_fraction] if run.settings.stop_overlap is not None else 1.0
     fixed = {unit: flows * amount for unit, amount in flow.fixed.items()}
     for unit, amount in flow.per_loop.items():
         fixed[unit] = fixed.get(unit, 0.0) + flows * amount * flow.loop * share
